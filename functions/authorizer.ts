@@ -1,0 +1,51 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { bearerToken, findActiveKey } from '../shared/api-keys.ts';
+import { functionEnvSchema, readConfig } from '../shared/config.ts';
+import { createDocumentClient } from '../shared/dynamo.ts';
+import { logger, metricNames, metrics } from '../shared/observability.ts';
+
+// Read once per cold start; warm invocations reuse the client's connections.
+const config = readConfig(functionEnvSchema.pick({ API_KEYS_TABLE: true, DYNAMODB_ENDPOINT: true }));
+const apiKeys = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.API_KEYS_TABLE };
+
+/**
+ * `arn:aws:execute-api:region:account:api/stage/METHOD/path` → the same API and stage, any
+ * method and path: API Gateway caches the policy per token, so one Allow must cover both operations.
+ */
+export const wholeApiArn = (methodArn: string): string => {
+  const [prefix, apiId, stage] = methodArn.split('/');
+  return `${prefix}/${apiId}/${stage}/*/*`;
+};
+
+/**
+ * TOKEN authorizer. Allow for a known, unrevoked key. Anything else throws exactly
+ * `Unauthorized`, which API Gateway answers with 401 (a Deny policy would give 403). A
+ * DynamoDB failure throws something else, so the gateway answers 500 instead of turning
+ * every client away as if its key were bad.
+ */
+const authorize = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+  const token = bearerToken(event.authorizationToken);
+  const key = token === undefined ? undefined : await findActiveKey(apiKeys, token);
+  if (key === undefined) {
+    metrics.addMetric(metricNames.authFailures, 'Count', 1);
+    logger.info('authorization refused', { reason: token === undefined ? 'malformed_header' : 'unknown_or_revoked_key' });
+    throw new Error('Unauthorized');
+  }
+  logger.info('authorization granted', { key_id: key.keyId });
+  return {
+    principalId: key.keyId,
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApiArn(event.methodArn) }],
+    },
+    context: { keyId: key.keyId, keyName: key.name },
+  };
+};
+
+export const handler = middy<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult>()
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(logMetrics(metrics, { captureColdStartMetric: true }))
+  .handler(authorize);

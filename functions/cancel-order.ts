@@ -1,0 +1,43 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { functionEnvSchema, readConfig } from '../shared/config.ts';
+import { createDocumentClient } from '../shared/dynamo.ts';
+import { apiError } from '../shared/errors.ts';
+import { httpMiddleware } from '../shared/http.ts';
+import { logger, metricNames, metrics } from '../shared/observability.ts';
+import { parseOrderId } from '../shared/order-id.ts';
+import { cancelOrder } from '../shared/orders-repository.ts';
+
+// Read once per cold start; warm invocations reuse the client's connections.
+const config = readConfig(functionEnvSchema.pick({ ORDERS_TABLE: true, DYNAMODB_ENDPOINT: true }));
+const orders = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.ORDERS_TABLE };
+
+/** DELETE /v1/store/orders/{orderId}: 204 once the order is cancelled (again 204 on a repeat). */
+const cancel = async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+  const orderId = parseOrderId(event.pathParameters?.orderId);
+  logger.appendKeys({ order_id: orderId });
+  const result = await cancelOrder(orders, orderId);
+  switch (result.outcome) {
+    case 'cancelled':
+      metrics.addMetric(metricNames.ordersCancelled, 'Count', 1);
+      logger.info('order cancelled');
+      return { statusCode: 204, headers: {}, body: '' };
+    case 'already_cancelled':
+      logger.info('order was already cancelled');
+      return { statusCode: 204, headers: {}, body: '' };
+    case 'not_found':
+      metrics.addMetric(metricNames.ordersNotFound, 'Count', 1);
+      throw apiError('order_not_found');
+    case 'not_cancellable':
+      metrics.addMetric(metricNames.cancelConflicts, 'Count', 1);
+      if (result.status === 'shipped') throw apiError('order_already_shipped');
+      throw apiError(
+        'order_not_cancellable',
+        result.status === undefined
+          ? 'The order has no status and cannot be cancelled.'
+          : `The order is ${JSON.stringify(result.status)}, not "pending", and cannot be cancelled.`,
+      );
+  }
+};
+
+export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>().use(httpMiddleware('cancelOrder')).handler(cancel);

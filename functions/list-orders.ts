@@ -1,0 +1,71 @@
+import { pipeline, Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import middy from '@middy/core';
+import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { functionEnvSchema, readConfig } from '../shared/config.ts';
+import { createDocumentClient } from '../shared/dynamo.ts';
+import { header, httpMiddleware } from '../shared/http.ts';
+import { logger, metricNames, metrics } from '../shared/observability.ts';
+import { orderToJson } from '../shared/order-json.ts';
+import { type InvalidItemReport, scanOrderPages } from '../shared/orders-repository.ts';
+import type { Order } from '../shared/schemas.ts';
+
+// Read once per cold start; warm invocations reuse the client's connections.
+const config = readConfig(functionEnvSchema.pick({ ORDERS_TABLE: true, SCAN_SEGMENTS: true, DYNAMODB_ENDPOINT: true }));
+const orders = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.ORDERS_TABLE };
+
+const reportInvalid = (report: InvalidItemReport) => {
+  metrics.addMetric(metricNames.invalidStoredOrders, 'Count', 1);
+  logger.warn('stored order breaks the table contract', { ...report });
+};
+
+/** True when the client accepts gzip (RFC 9110 Accept-Encoding, `q=0` meaning "not"). */
+export const acceptsGzip = (acceptEncoding: string | undefined): boolean =>
+  (acceptEncoding ?? '').split(',').some((entry) => {
+    const [coding, ...params] = entry.trim().toLowerCase().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return (coding === 'gzip' || coding === '*') && (q === undefined || Number(q.slice(2)) > 0);
+  });
+
+/** The JSON array, one chunk per Scan page, written as pages arrive. */
+async function* jsonArray(first: IteratorResult<Order[]>, pages: AsyncGenerator<Order[]>, startedAt: number) {
+  let count = 0;
+  try {
+    yield '[';
+    for (let page = first; !page.done; page = await pages.next()) {
+      if (page.value.length === 0) continue;
+      yield (count === 0 ? '' : ',') + page.value.map(orderToJson).join(',');
+      count += page.value.length;
+    }
+    yield ']';
+    metrics.addMetric(metricNames.ordersListed, 'Count', count);
+    metrics.addMetric(metricNames.listDuration, 'Milliseconds', performance.now() - startedAt);
+    logger.info('orders listed', { count, durationMs: Math.round(performance.now() - startedAt) });
+  } catch (error) {
+    // The 200 status is already on its way: all that is left is to cut the body short.
+    logger.error('listing failed mid-stream; response truncated', { count, error });
+    throw error;
+  } finally {
+    await pages.return(undefined);
+    metrics.publishStoredMetrics();
+  }
+}
+
+/** GET /v1/store/orders: every order, streamed (query parameters are ignored in v1). */
+const listOrders = async (event: APIGatewayProxyEvent) => {
+  const startedAt = performance.now();
+  const pages = scanOrderPages(orders, { segments: config.SCAN_SEGMENTS, onInvalid: reportInvalid });
+  // Waiting for the first page lets a failure still answer with an Error record and its status.
+  const first = await pages.next();
+  const json = Readable.from(jsonArray(first, pages, startedAt));
+  const gzip = acceptsGzip(header(event.headers, 'accept-encoding'));
+  const headers = { 'Content-Type': 'application/json', Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) };
+  return { statusCode: 200, headers, body: gzip ? pipeline(json, createGzip(), () => undefined) : json };
+};
+
+export const handler = middy<APIGatewayProxyEvent, { statusCode: number; headers: Record<string, string>; body: Readable }>({
+  executionMode: executionModeStreamifyResponse,
+})
+  .use(httpMiddleware('listOrders'))
+  .handler(listOrders);

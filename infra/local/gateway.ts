@@ -1,0 +1,356 @@
+/**
+ * A local stand-in for the deployed API Gateway REST API: HTTP request → REST proxy event →
+ * TOKEN authorizer → the very same handler module Lambda runs → HTTP response. It mirrors
+ * the gateway's own behaviour (routing, 401 before the authorizer, policy caching, gateway
+ * error responses as Error records) and holds no business logic.
+ */
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
+import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
+import { type ErrorCode, errorHeaders, errorRecord } from '../../shared/errors.ts';
+import { basePath, type Route } from '../../shared/routes.ts';
+
+type ProxyResult = {
+  statusCode: number;
+  headers?: Record<string, unknown>;
+  multiValueHeaders?: Record<string, unknown[]>;
+  body?: string;
+  isBase64Encoded?: boolean;
+};
+type StreamingHandler = ((event: unknown, stream: Writable, context: Context) => Promise<void>) & { [streaming]?: true };
+type BufferedHandler = (event: unknown, context: Context) => Promise<ProxyResult>;
+export type LambdaHandler = StreamingHandler | BufferedHandler;
+export type Authorizer = (event: APIGatewayTokenAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
+
+const streaming = Symbol('lambda response streaming');
+
+/** A response stream with the metadata Lambda's HttpResponseStream carries (status and headers). */
+class LocalResponseStream extends Writable {
+  metadata: { statusCode?: number; headers?: Record<string, unknown> } = {};
+  contentType: string | undefined;
+  private readonly res: ServerResponse;
+  constructor(res: ServerResponse) {
+    super();
+    this.res = res;
+  }
+  setContentType(contentType: string) {
+    this.contentType = contentType;
+  }
+  private sendHead() {
+    if (this.res.headersSent) return;
+    const headers = { ...(this.contentType ? { 'Content-Type': this.contentType } : {}), ...this.metadata.headers };
+    this.res.writeHead(this.metadata.statusCode ?? 200, headerEntries(headers));
+  }
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void) {
+    this.sendHead();
+    if (chunk.length === 0) callback();
+    else this.res.write(chunk, callback);
+  }
+  override _final(callback: (error?: Error | null) => void) {
+    this.sendHead();
+    this.res.end(callback);
+  }
+}
+
+/**
+ * The globals the Lambda Node.js runtime provides for response streaming, which middy's
+ * streaming mode calls when a handler module is loaded: install before importing handlers.
+ */
+export const installLambdaStreamingGlobals = () => {
+  // Other libraries (the SDK's invoke store) may already have created `awslambda`: add to it.
+  const global = globalThis as { awslambda?: Record<string, unknown> };
+  global.awslambda ??= {};
+  const lambda = global.awslambda;
+  lambda.streamifyResponse ??= (handler: StreamingHandler) => Object.assign(handler, { [streaming]: true });
+  lambda.HttpResponseStream ??= {
+    from: (stream: LocalResponseStream, metadata: LocalResponseStream['metadata']) => Object.assign(stream, { metadata }),
+  };
+};
+
+const headerEntries = (headers: Record<string, unknown>): [string, string][] =>
+  Object.entries(headers).flatMap(([name, value]) => (value === undefined || value === null ? [] : [[name, String(value)]]));
+
+/** Matches `/v1/store/orders/{orderId}`-style templates; the parameter is the raw path segment, URL-decoded. */
+const matchPath = (template: string, path: string): Record<string, string> | undefined => {
+  const want = template.split('/');
+  const got = path.split('/');
+  if (want.length !== got.length) return undefined;
+  const parameters: Record<string, string> = {};
+  for (const [i, part] of want.entries()) {
+    const segment = got[i]!;
+    const name = /^\{(.+)\}$/.exec(part)?.[1];
+    if (name === undefined) {
+      if (part !== segment) return undefined;
+    } else {
+      if (segment === '') return undefined;
+      parameters[name] = safeDecode(segment);
+    }
+  }
+  return parameters;
+};
+
+const safeDecode = (text: string) => {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+};
+
+const lambdaContext = (functionName: string): Context => {
+  const started = Date.now();
+  return {
+    awsRequestId: randomUUID(),
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '256',
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, 30_000 - (Date.now() - started)),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+};
+
+export type GatewayOptions = {
+  readonly host?: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+  readonly stage?: string;
+  readonly routes: readonly Route[];
+  /** The handler module of a route (imported once, like a warm Lambda). */
+  readonly loadHandler: (route: Route) => Promise<LambdaHandler>;
+  readonly authorizer: Authorizer;
+  /** API Gateway caches an Allow per token for this long; 0 disables the cache. */
+  readonly authorizerCacheTtlSeconds: number;
+  /** Extra GET documents served without a key (e.g. `/v1/openapi.json`), path → JSON text. */
+  readonly documents?: Readonly<Record<string, () => string>>;
+};
+
+export type Gateway = { readonly url: string; readonly port: number; readonly server: Server; close(): Promise<void> };
+
+export const startGateway = async (options: GatewayOptions): Promise<Gateway> => {
+  installLambdaStreamingGlobals();
+  const stage = options.stage ?? 'local';
+  const handlers = new Map<Route, Promise<LambdaHandler>>();
+  const allowed = new Map<string, { expires: number; result: APIGatewayAuthorizerResult }>();
+
+  const sendError = (res: ServerResponse, requestId: string, code: ErrorCode) => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const record = errorRecord(code);
+    res.writeHead(record.status, {
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-store',
+      'X-Request-Id': requestId,
+      ...errorHeaders(code),
+    });
+    res.end(JSON.stringify(record));
+  };
+
+  /** API Gateway semantics: `Unauthorized` → 401, any other failure → 500, Deny → 403 (sent as 401 here, as deployed). */
+  const authorize = async (token: string, methodArn: string): Promise<APIGatewayAuthorizerResult | ErrorCode> => {
+    const cached = allowed.get(token);
+    if (cached !== undefined && cached.expires > Date.now()) return cached.result;
+    let result: APIGatewayAuthorizerResult;
+    try {
+      result = await options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn }, lambdaContext('authorizer'));
+    } catch (error) {
+      return error instanceof Error && error.message === 'Unauthorized' ? 'unauthorized' : 'internal_error';
+    }
+    const allows = result.policyDocument.Statement.some(
+      (statement) =>
+        statement.Effect === 'Allow' &&
+        'Resource' in statement &&
+        [statement.Resource ?? []].flat().some((resource) => arnMatches(resource, methodArn)),
+    );
+    if (!allows) return 'unauthorized';
+    if (options.authorizerCacheTtlSeconds > 0)
+      allowed.set(token, { expires: Date.now() + options.authorizerCacheTtlSeconds * 1000, result });
+    return result;
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const requestId = randomUUID();
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const method = req.method ?? 'GET';
+    const document = options.documents?.[url.pathname];
+    if (document !== undefined && method === 'GET') {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache', 'X-Request-Id': requestId });
+      res.end(document());
+      return;
+    }
+
+    // Unknown path or method: API Gateway's 403 "Missing Authentication Token", rewritten to 404.
+    let match: { route: Route; pathParameters: Record<string, string> } | undefined;
+    if (url.pathname.startsWith(`${basePath}/`)) {
+      const path = url.pathname.slice(basePath.length);
+      for (const route of options.routes) {
+        const pathParameters = route.method === method ? matchPath(route.path, path) : undefined;
+        if (pathParameters !== undefined) match = { route, pathParameters };
+      }
+    }
+    if (match === undefined) return sendError(res, requestId, 'route_not_found');
+    const { route, pathParameters } = match;
+
+    // The gateway checks the identity source against its validation pattern before the authorizer runs.
+    const authorization = req.headers.authorization;
+    if (authorization === undefined || !authorizationHeaderPattern.test(authorization)) return sendError(res, requestId, 'unauthorized');
+    const methodArn = `arn:aws:execute-api:local:000000000000:local-api/${stage}/${method}${route.path}`;
+    const auth = await authorize(authorization, methodArn);
+    if (typeof auth === 'string') return sendError(res, requestId, auth);
+
+    const body = await readBody(req);
+    const event = proxyEvent({ req, url, route, pathParameters, requestId, stage, body, auth });
+    const handler = await loadHandler(route);
+    const context = lambdaContext(route.operation);
+    if (route.streaming) {
+      if ((handler as StreamingHandler)[streaming] !== true) throw new Error(`${route.handlerFile} is not a streaming handler`);
+      const stream = new LocalResponseStream(res);
+      await (handler as StreamingHandler)(event, stream, context);
+      return;
+    }
+    const result = await (handler as BufferedHandler)(event, context);
+    res.writeHead(result.statusCode, [
+      ...headerEntries(result.headers ?? {}),
+      ...Object.entries(result.multiValueHeaders ?? {}).flatMap(([name, values]) =>
+        values.map((value): [string, string] => [name, String(value)]),
+      ),
+    ]);
+    res.end(result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8'));
+  };
+
+  const loadHandler = (route: Route) => {
+    let handler = handlers.get(route);
+    if (handler === undefined) {
+      handler = options.loadHandler(route);
+      handlers.set(route, handler);
+    }
+    return handler;
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      // A handler that throws is a Lambda function error: the gateway answers 500 (DEFAULT_5XX).
+      console.error(JSON.stringify({ level: 'ERROR', message: 'local gateway: handler failed', error: String(error) }));
+      sendError(res, randomUUID(), 'internal_error');
+    });
+  });
+  server.listen(options.port, options.host ?? '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host ?? '127.0.0.1'}:${port}${basePath}`,
+    port,
+    server,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+};
+
+/** `arn:…/stage/*\/*` style wildcards, as API Gateway evaluates a policy's Resource. */
+const arnMatches = (pattern: string, arn: string) =>
+  new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  ).test(arn);
+
+const maxBodyBytes = 10 * 1024 * 1024; // API Gateway's payload limit
+
+const readBody = async (req: IncomingMessage): Promise<string | null> => {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBodyBytes) throw new Error('request body over 10 MB');
+    chunks.push(chunk);
+  }
+  return size === 0 ? null : Buffer.concat(chunks).toString('utf8');
+};
+
+const proxyEvent = (input: {
+  req: IncomingMessage;
+  url: URL;
+  route: Route;
+  pathParameters: Record<string, string>;
+  requestId: string;
+  stage: string;
+  body: string | null;
+  auth: APIGatewayAuthorizerResult;
+}): APIGatewayProxyEvent => {
+  const { req, url, route, requestId, stage, auth } = input;
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    const value = req.rawHeaders[i + 1]!;
+    headers[name] = value;
+    multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
+  }
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    query[name] = value;
+    multiQuery[name] = [...(multiQuery[name] ?? []), value];
+  }
+  const hasQuery = Object.keys(query).length > 0;
+  const resource = `${basePath}${route.path}`;
+  return {
+    resource,
+    path: url.pathname,
+    httpMethod: route.method,
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    pathParameters: Object.keys(input.pathParameters).length > 0 ? input.pathParameters : null,
+    stageVariables: null,
+    body: input.body,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local-api',
+      authorizer: { principalId: auth.principalId, ...auth.context },
+      protocol: `HTTP/${req.httpVersion}`,
+      httpMethod: route.method,
+      path: `/${stage}${url.pathname}`,
+      stage,
+      requestId,
+      extendedRequestId: requestId,
+      requestTimeEpoch: Date.now(),
+      resourceId: route.operation,
+      resourcePath: resource,
+      identity: {
+        accessKey: null,
+        accountId: null,
+        apiKey: null,
+        apiKeyId: null,
+        caller: null,
+        clientCert: null,
+        cognitoAuthenticationProvider: null,
+        cognitoAuthenticationType: null,
+        cognitoIdentityId: null,
+        cognitoIdentityPoolId: null,
+        principalOrgId: null,
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        user: null,
+        userAgent: req.headers['user-agent'] ?? null,
+        userArn: null,
+      },
+    },
+  };
+};

@@ -1,0 +1,92 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import type { TableRef } from './dynamo.ts';
+import { toServiceError } from './dynamo.ts';
+
+/** RFC 6750 b64token: the characters a bearer token may hold. */
+export const bearerTokenPattern = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/** `Authorization` header values the gateway lets through to the authorizer (scheme is case-insensitive). */
+export const authorizationHeaderPattern = /^[Bb][Ee][Aa][Rr][Ee][Rr] [A-Za-z0-9\-._~+/]+=*$/;
+
+/** The key from an `Authorization: Bearer <key>` header, or undefined if the header is not of that form. */
+export const bearerToken = (header: string | undefined): string | undefined =>
+  header !== undefined && authorizationHeaderPattern.test(header) ? header.slice('bearer '.length) : undefined;
+
+/** Only this hash of a key is ever stored or compared. */
+export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
+
+/** A short public handle for a key (safe to show and log): part of its hash, never the key. */
+export const keyIdOf = (keyHash: string): string => `key_${keyHash.slice(0, 16)}`;
+
+/** A new key: the stage prefix (so a leaked key is recognisable) and 256 random bits. */
+export const generateApiKey = (prefix: string): string => `${prefix}${randomBytes(32).toString('base64url')}`;
+
+export const apiKeyItemSchema = z.object({
+  keyHash: z.string().regex(/^[0-9a-f]{64}$/),
+  keyId: z.string(),
+  name: z.string(),
+  createdAt: z.string(),
+  revokedAt: z.string().optional(),
+});
+export type ApiKeyItem = z.infer<typeof apiKeyItemSchema>;
+
+/** The stored record of an active key with this value, or undefined (unknown, revoked or malformed item). */
+export const findActiveKey = async (table: TableRef, key: string): Promise<ApiKeyItem | undefined> => {
+  try {
+    const { Item } = await table.client.send(new GetCommand({ TableName: table.tableName, Key: { keyHash: hashApiKey(key) } }));
+    const parsed = apiKeyItemSchema.safeParse(Item);
+    return parsed.success && parsed.data.revokedAt === undefined ? parsed.data : undefined;
+  } catch (error) {
+    throw toServiceError(error);
+  }
+};
+
+/**
+ * Stores the hash of a key under a name. Pass `key` to register a chosen value (the local
+ * STORE_API_KEY); otherwise a new one is generated. The key itself is returned only here.
+ */
+export const createApiKey = async (
+  table: TableRef,
+  options: { name: string; prefix: string; key?: string; now?: Date },
+): Promise<{ key: string; item: ApiKeyItem }> => {
+  const key = options.key ?? generateApiKey(options.prefix);
+  const keyHash = hashApiKey(key);
+  const item: ApiKeyItem = { keyHash, keyId: keyIdOf(keyHash), name: options.name, createdAt: (options.now ?? new Date()).toISOString() };
+  await table.client.send(new PutCommand({ TableName: table.tableName, Item: item, ConditionExpression: 'attribute_not_exists(keyHash)' }));
+  return { key, item };
+};
+
+/** Every key record (hashes included; callers show only id, name and dates). The table is small. */
+export const listApiKeys = async (table: TableRef): Promise<ApiKeyItem[]> => {
+  const items: ApiKeyItem[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await table.client.send(new ScanCommand({ TableName: table.tableName, ExclusiveStartKey: startKey }));
+    for (const item of page.Items ?? []) {
+      const parsed = apiKeyItemSchema.safeParse(item);
+      if (parsed.success) items.push(parsed.data);
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey !== undefined);
+  return items.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+};
+
+/** Marks a key revoked (the record is kept for audit). Returns undefined when no key has that id. */
+export const revokeApiKey = async (table: TableRef, keyId: string, now: Date = new Date()): Promise<ApiKeyItem | undefined> => {
+  const item = (await listApiKeys(table)).find((candidate) => candidate.keyId === keyId);
+  if (item === undefined) return undefined;
+  if (item.revokedAt !== undefined) return item;
+  const revokedAt = now.toISOString();
+  await table.client.send(
+    new UpdateCommand({
+      TableName: table.tableName,
+      Key: { keyHash: item.keyHash },
+      UpdateExpression: 'SET revokedAt = :now',
+      ConditionExpression: 'attribute_exists(keyHash) AND attribute_not_exists(revokedAt)',
+      ExpressionAttributeValues: { ':now': revokedAt },
+    }),
+  );
+  return { ...item, revokedAt };
+};

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+
+/** DynamoDB's own rule for table names. */
+export const tableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be 3-255 characters of A-Z a-z 0-9 _ . -');
+
+/** Every environment variable a function reads. Each function picks the ones it needs. */
+export const functionEnvSchema = z.object({
+  ORDERS_TABLE: tableName,
+  API_KEYS_TABLE: tableName,
+  /** Parallel Scan segments for listOrders: more is faster on large tables, each costs a connection. */
+  SCAN_SEGMENTS: z.coerce.number().int().min(1).max(64).default(4),
+  /** Only set for local runs (DynamoDB Local); on Lambda the SDK finds DynamoDB itself. */
+  DYNAMODB_ENDPOINT: z.url().optional(),
+});
+
+/**
+ * Reads and validates configuration once (call it at module scope, i.e. at cold start).
+ * A missing or bad variable fails the cold start with a message that names it.
+ */
+export const readConfig = <Schema extends z.ZodType>(schema: Schema, env: NodeJS.ProcessEnv = process.env): z.output<Schema> => {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`);
+    throw new Error(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  return result.data;
+};

@@ -1,0 +1,53 @@
+import { createError, HttpError } from '@middy/util';
+import type { ErrorRecord } from './schemas.ts';
+
+/**
+ * The one table of error codes. The functions, the API Gateway responses (infra) and the
+ * local gateway all build their Error records from it, so a code means the same everywhere.
+ */
+export const errorCodes = {
+  bad_request: { status: 400, message: 'The request is malformed.' },
+  invalid_order_id: { status: 400, message: 'orderId must be a base-10 integer between -9223372036854775808 and 9223372036854775807.' },
+  unauthorized: { status: 401, message: 'A valid API key is required: send it as "Authorization: Bearer <API_KEY>".' },
+  order_not_found: { status: 404, message: 'No order exists with this orderId.' },
+  route_not_found: { status: 404, message: 'No operation exists at this path and method.' },
+  order_already_shipped: { status: 409, message: 'The order has already shipped and cannot be cancelled.' },
+  order_not_cancellable: { status: 409, message: 'The order is not pending and cannot be cancelled.' },
+  too_many_requests: { status: 429, message: 'Too many requests: slow down and retry later.' },
+  internal_error: { status: 500, message: 'An unexpected error occurred. Quote the X-Request-Id header when reporting it.' },
+  service_unavailable: { status: 503, message: 'The service is temporarily unavailable: retry later.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+/** The Error record for a code; `message` overrides the table's text where more can be said. */
+export const errorRecord = (code: ErrorCode, message?: string): ErrorRecord => ({
+  code,
+  message: message ?? errorCodes[code].message,
+  status: errorCodes[code].status,
+});
+
+/** Headers every error of this code carries besides Content-Type. */
+export const errorHeaders = (code: ErrorCode): Record<string, string> => {
+  if (code === 'unauthorized') return { 'WWW-Authenticate': 'Bearer' };
+  if (code === 'service_unavailable' || code === 'too_many_requests') return { 'Retry-After': '1' };
+  return {};
+};
+
+/**
+ * An error the middy error handler turns into an Error record. The message is the record's
+ * JSON, which `@middy/http-error-handler` sends as an application/json body; `expose` is set
+ * even for 5xx because the record's text was written for clients and holds no internals.
+ */
+export const apiError = (code: ErrorCode, message?: string, options?: { cause?: unknown }) => {
+  const record = errorRecord(code, message);
+  return Object.assign(createError(record.status, JSON.stringify(record), { expose: true, cause: options?.cause }), {
+    code,
+    headers: errorHeaders(code),
+  });
+};
+
+export type ApiError = ReturnType<typeof apiError>;
+
+export const isApiError = (error: unknown): error is ApiError =>
+  error instanceof HttpError && typeof error.code === 'string' && error.code in errorCodes;

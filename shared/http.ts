@@ -1,0 +1,55 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { MiddlewareObj, Request } from '@middy/core';
+import httpErrorHandler from '@middy/http-error-handler';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { errorRecord, isApiError } from './errors.ts';
+import { logger, metrics } from './observability.ts';
+import { deprecationHeaders, type Operation, routes } from './routes.ts';
+
+/** A header's value whatever its case (API Gateway keeps the client's spelling). */
+export const header = (headers: APIGatewayProxyEvent['headers'] | null | undefined, name: string): string | undefined => {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(headers ?? {})) if (key.toLowerCase() === wanted) return value ?? undefined;
+  return undefined;
+};
+
+type HttpResponse = { statusCode: number; headers?: Record<string, string | number | boolean>; body?: unknown };
+
+/**
+ * Request id, standard headers and one access-log line for every answer, the error
+ * responses included. Used before httpErrorHandler so that its onError runs after the
+ * error has become a response (middy runs onError hooks in reverse order).
+ */
+const requestEnvelope = (operation: Operation): MiddlewareObj<APIGatewayProxyEvent, HttpResponse> => {
+  const fixedHeaders = { 'Cache-Control': 'no-store', ...deprecationHeaders(routes.find((route) => route.operation === operation)) };
+  const startedAt = new WeakMap<object, number>();
+
+  const before = (request: Request<APIGatewayProxyEvent, HttpResponse>) => {
+    startedAt.set(request, performance.now());
+    logger.appendKeys({ request_id: request.event.requestContext?.requestId, operation });
+  };
+  const finish = (request: Request<APIGatewayProxyEvent, HttpResponse>) => {
+    const response = request.response;
+    if (response == null) return;
+    response.headers = { ...response.headers, ...fixedHeaders, 'X-Request-Id': request.event.requestContext?.requestId ?? '' };
+    const latencyMs = Math.round(performance.now() - (startedAt.get(request) ?? performance.now()));
+    const error = request.error;
+    const code = isApiError(error) ? error.code : error == null ? undefined : 'internal_error';
+    const entry = { statusCode: response.statusCode, outcome: code ?? 'ok', latencyMs };
+    if (response.statusCode >= 500) logger.error('request failed', { ...entry, error });
+    else logger.info('request completed', entry);
+  };
+  return { before, after: finish, onError: finish };
+};
+
+/**
+ * The middleware every HTTP function uses, in order: Lambda context in logs, EMF metrics,
+ * the request envelope, and error records. The handler after them is only the business step.
+ */
+export const httpMiddleware = (operation: Operation) => [
+  injectLambdaContext(logger, { resetKeys: true }),
+  logMetrics(metrics, { captureColdStartMetric: true }),
+  requestEnvelope(operation),
+  httpErrorHandler({ logger: false, fallbackMessage: JSON.stringify(errorRecord('internal_error')) }),
+];

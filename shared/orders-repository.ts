@@ -1,0 +1,125 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { NumberValue, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { TableRef } from './dynamo.ts';
+import { toServiceError } from './dynamo.ts';
+import { type Order, orderStatus, storedOrderSchema } from './schemas.ts';
+
+/** What listing does with an item another system stored in a shape the contract forbids. */
+export type InvalidItemReport = { id: unknown; fields: string[]; dropped: 'fields' | 'item' };
+
+/**
+ * Turns a stored item into an Order. Fields that break the table contract are left out (and
+ * reported) rather than failing the whole list; an item whose id is not an int64 is skipped.
+ */
+export const toOrder = (item: Record<string, unknown>, onInvalid?: (report: InvalidItemReport) => void): Order | undefined => {
+  const parsed = storedOrderSchema.safeParse(item);
+  if (parsed.success) return parsed.data;
+  const fields = [...new Set(parsed.error.issues.map((issue) => String(issue.path[0])))];
+  const id = item.id instanceof NumberValue ? item.id.value : item.id;
+  if (fields.includes('id')) {
+    onInvalid?.({ id, fields, dropped: 'item' });
+    return undefined;
+  }
+  onInvalid?.({ id, fields, dropped: 'fields' });
+  const kept = Object.fromEntries(Object.entries(item).filter(([key]) => !fields.includes(key)));
+  return storedOrderSchema.parse(kept);
+};
+
+const orderAttributes = ['id', 'petId', 'quantity', 'shipDate', 'complete', 'status'];
+
+async function* scanSegment(table: TableRef, segment: number, totalSegments: number, onInvalid?: (report: InvalidItemReport) => void) {
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await table.client.send(
+      new ScanCommand({
+        TableName: table.tableName,
+        Segment: segment,
+        TotalSegments: totalSegments,
+        ExclusiveStartKey: startKey,
+        // Only what an Order carries: less to read, transfer and parse.
+        ProjectionExpression: orderAttributes.map((_, i) => `#a${i}`).join(','),
+        ExpressionAttributeNames: Object.fromEntries(orderAttributes.map((name, i) => [`#a${i}`, name])),
+      }),
+    );
+    const orders: Order[] = [];
+    for (const item of page.Items ?? []) {
+      const order = toOrder(item, onInvalid);
+      if (order !== undefined) orders.push(order);
+    }
+    yield orders;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey !== undefined);
+}
+
+type Next<T> = { index: number; result?: IteratorResult<T>; error?: unknown };
+
+/**
+ * Every order in the table, one Scan page at a time, read by `segments` parallel Scans.
+ * Pages arrive in whatever order DynamoDB answers; at most one page per segment is held
+ * ahead of the consumer, so memory stays bounded whatever the table's size.
+ */
+export async function* scanOrderPages(
+  table: TableRef,
+  options: { segments?: number; onInvalid?: (report: InvalidItemReport) => void } = {},
+): AsyncGenerator<Order[]> {
+  const segments = options.segments ?? 4;
+  const scanners = Array.from({ length: segments }, (_, i) => scanSegment(table, i, segments, options.onInvalid));
+  // Promises here never reject, so a failing segment cannot leave an unhandled rejection behind.
+  const pull = (index: number): Promise<Next<Order[]>> =>
+    scanners[index]!.next().then(
+      (result) => ({ index, result }),
+      (error: unknown) => ({ index, error }),
+    );
+  const pending = new Map(scanners.map((_, i) => [i, pull(i)]));
+  try {
+    while (pending.size > 0) {
+      const next = await Promise.race(pending.values());
+      if (next.error !== undefined) throw toServiceError(next.error);
+      if (next.result!.done) {
+        pending.delete(next.index);
+        continue;
+      }
+      pending.set(next.index, pull(next.index));
+      yield next.result!.value;
+    }
+  } finally {
+    // Stop the other segments when the consumer stops early or a segment failed.
+    await Promise.all(scanners.map((scanner) => scanner.return(undefined).catch(() => undefined)));
+  }
+}
+
+export type CancelOutcome =
+  | { outcome: 'cancelled' }
+  | { outcome: 'already_cancelled' }
+  | { outcome: 'not_found' }
+  | { outcome: 'not_cancellable'; status: string | undefined };
+
+/**
+ * Cancels a pending order in one conditional write. When the condition fails DynamoDB hands
+ * back the item as it was (ALL_OLD), which tells a missing order from a shipped or an
+ * already cancelled one without a second read.
+ */
+export const cancelOrder = async (table: TableRef, id: string, now: Date = new Date()): Promise<CancelOutcome> => {
+  try {
+    await table.client.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { id: NumberValue.from(id) },
+        UpdateExpression: 'SET #status = :cancelled, #cancelledAt = :now',
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status', '#cancelledAt': 'cancelledAt' },
+        ExpressionAttributeValues: { ':cancelled': orderStatus.cancelled, ':pending': orderStatus.pending, ':now': now.toISOString() },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { outcome: 'cancelled' };
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw toServiceError(error);
+    // The old item arrives in raw attribute-value form: the document client does not unmarshall it.
+    if (error.Item === undefined) return { outcome: 'not_found' };
+    const status = unmarshall(error.Item, { wrapNumbers: true }).status;
+    if (status === orderStatus.cancelled) return { outcome: 'already_cancelled' };
+    return { outcome: 'not_cancellable', status: typeof status === 'string' ? status : undefined };
+  }
+};

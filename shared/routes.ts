@@ -1,0 +1,57 @@
+/**
+ * The route table: the one list of operations that the CDK stack, the local gateway and the
+ * OpenAPI document are all built from.
+ */
+export const apiVersion = 'v1';
+export const basePath = `/${apiVersion}`;
+
+export type Stability = 'stable' | 'beta' | 'experimental';
+
+export type Route = {
+  readonly operation: string;
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path under `basePath`, in API Gateway resource syntax (`{name}` for a path parameter). */
+  readonly path: string;
+  /** The handler module, relative to the repository root; it exports `handler`. */
+  readonly handlerFile: string;
+  /** Lambda response streaming (API Gateway `responseTransferMode: STREAM`). */
+  readonly streaming: boolean;
+  readonly summary: string;
+  readonly stability: Stability;
+  /** A deprecated route answers with Deprecation, Sunset and Link headers (RFC 9745, RFC 8594). */
+  readonly deprecation?: { readonly since: string; readonly sunset: string; readonly successor: string };
+};
+
+export const routes = [
+  {
+    operation: 'listOrders',
+    method: 'GET',
+    path: '/store/orders',
+    handlerFile: 'functions/list-orders.ts',
+    streaming: true,
+    summary: 'List every order',
+    stability: 'stable',
+  },
+  {
+    operation: 'cancelOrder',
+    method: 'DELETE',
+    path: '/store/orders/{orderId}',
+    handlerFile: 'functions/cancel-order.ts',
+    streaming: false,
+    summary: 'Cancel a pending order',
+    stability: 'stable',
+  },
+] as const satisfies readonly Route[];
+
+export type Operation = (typeof routes)[number]['operation'];
+
+/** The headers a deprecated route adds to every answer; none for a current route. */
+export const deprecationHeaders = (route: Route | undefined): Record<string, string> => {
+  if (route?.deprecation === undefined) return {};
+  const { since, sunset, successor } = route.deprecation;
+  return {
+    Deprecation: `@${Math.floor(Date.parse(since) / 1000)}`,
+    Sunset: new Date(sunset).toUTCString(),
+    Link: `<${successor}>; rel="successor-version"`,
+  };
+};
