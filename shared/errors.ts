@@ -51,3 +51,23 @@ export type ApiError = ReturnType<typeof apiError>;
 
 export const isApiError = (error: unknown): error is ApiError =>
   error instanceof HttpError && typeof error.code === 'string' && error.code in errorCodes;
+
+/**
+ * The answers API Gateway gives on its own (no function involved), by gateway response type,
+ * each rewritten into an Error record of this table with the code's status. The deployed stack
+ * and the local gateway both use it.
+ */
+export const gatewayResponseCodes = {
+  UNAUTHORIZED: 'unauthorized',
+  // Our authorizer never returns Deny; should a policy ever not match, the client still gets 401, not 403.
+  ACCESS_DENIED: 'unauthorized',
+  // API Gateway's answer to an unknown path or method is a 403 "Missing Authentication Token".
+  MISSING_AUTHENTICATION_TOKEN: 'route_not_found',
+  RESOURCE_NOT_FOUND: 'route_not_found',
+  THROTTLED: 'too_many_requests',
+  QUOTA_EXCEEDED: 'too_many_requests',
+  AUTHORIZER_FAILURE: 'internal_error',
+  AUTHORIZER_CONFIGURATION_ERROR: 'internal_error',
+  DEFAULT_4XX: 'bad_request',
+  DEFAULT_5XX: 'internal_error',
+} as const satisfies Record<string, ErrorCode>;
