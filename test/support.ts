@@ -47,3 +47,21 @@ export const order = (id: string, status: string | undefined, extra: Partial<Ord
   ...(status === undefined ? {} : { status }),
   ...extra,
 });
+
+export type ApiResponse = { status: number; headers: Headers; text: string; body: unknown };
+
+/**
+ * Every HTTP test goes through here, so every response the local gateway gives can be
+ * checked in one place (status, headers, body).
+ */
+export const request = async (
+  baseUrl: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<ApiResponse> => {
+  const response = await fetch(`${baseUrl}${path}`, { method, headers });
+  const text = await response.text();
+  const isJson = response.headers.get('content-type')?.startsWith('application/json') ?? false;
+  return { status: response.status, headers: response.headers, text, body: isJson && text !== '' ? JSON.parse(text) : undefined };
+};
