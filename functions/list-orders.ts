@@ -5,7 +5,7 @@ import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { functionEnvSchema, readConfig } from '../shared/config.ts';
 import { createDocumentClient } from '../shared/dynamo.ts';
-import { header, httpMiddleware } from '../shared/http.ts';
+import { acceptsGzip, header, httpMiddleware } from '../shared/http.ts';
 import { logger, metricNames, metrics } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
 import { type InvalidItemReport, scanOrderPages } from '../shared/orders-repository.ts';
@@ -19,14 +19,6 @@ const reportInvalid = (report: InvalidItemReport) => {
   metrics.addMetric(metricNames.invalidStoredOrders, 'Count', 1);
   logger.warn('stored order breaks the table contract', { ...report });
 };
-
-/** True when the client accepts gzip (RFC 9110 Accept-Encoding, `q=0` meaning "not"). */
-export const acceptsGzip = (acceptEncoding: string | undefined): boolean =>
-  (acceptEncoding ?? '').split(',').some((entry) => {
-    const [coding, ...params] = entry.trim().toLowerCase().split(';');
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    return (coding === 'gzip' || coding === '*') && (q === undefined || Number(q.slice(2)) > 0);
-  });
 
 /** The JSON array, one chunk per Scan page, written as pages arrive. */
 async function* jsonArray(first: IteratorResult<Order[]>, pages: AsyncGenerator<Order[]>, startedAt: number) {

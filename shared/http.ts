@@ -14,6 +14,14 @@ export const header = (headers: APIGatewayProxyEvent['headers'] | null | undefin
   return undefined;
 };
 
+/** True when the client accepts gzip (RFC 9110 Accept-Encoding, `q=0` meaning "not"). */
+export const acceptsGzip = (acceptEncoding: string | undefined): boolean =>
+  (acceptEncoding ?? '').split(',').some((entry) => {
+    const [coding, ...params] = entry.trim().toLowerCase().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return (coding === 'gzip' || coding === '*') && (q === undefined || Number(q.slice(2)) > 0);
+  });
+
 type HttpResponse = { statusCode: number; headers?: Record<string, string | number | boolean>; body?: unknown };
 
 /**

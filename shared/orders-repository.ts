@@ -28,7 +28,15 @@ export const toOrder = (item: Record<string, unknown>, onInvalid?: (report: Inva
 
 const orderAttributes = ['id', 'petId', 'quantity', 'shipDate', 'complete', 'status'];
 
-async function* scanSegment(table: TableRef, segment: number, totalSegments: number, onInvalid?: (report: InvalidItemReport) => void) {
+type ScanOptions = {
+  /** Parallel Scan segments (default 4). */
+  readonly segments?: number;
+  /** Items per Scan request; DynamoDB's own 1 MB page limit applies either way. Every page is read. */
+  readonly pageSize?: number;
+  readonly onInvalid?: (report: InvalidItemReport) => void;
+};
+
+async function* scanSegment(table: TableRef, segment: number, totalSegments: number, options: ScanOptions) {
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await table.client.send(
@@ -37,6 +45,7 @@ async function* scanSegment(table: TableRef, segment: number, totalSegments: num
         Segment: segment,
         TotalSegments: totalSegments,
         ExclusiveStartKey: startKey,
+        Limit: options.pageSize,
         // Only what an Order carries: less to read, transfer and parse.
         ProjectionExpression: orderAttributes.map((_, i) => `#a${i}`).join(','),
         ExpressionAttributeNames: Object.fromEntries(orderAttributes.map((name, i) => [`#a${i}`, name])),
@@ -44,7 +53,7 @@ async function* scanSegment(table: TableRef, segment: number, totalSegments: num
     );
     const orders: Order[] = [];
     for (const item of page.Items ?? []) {
-      const order = toOrder(item, onInvalid);
+      const order = toOrder(item, options.onInvalid);
       if (order !== undefined) orders.push(order);
     }
     yield orders;
@@ -59,12 +68,9 @@ type Next<T> = { index: number; result?: IteratorResult<T>; error?: unknown };
  * Pages arrive in whatever order DynamoDB answers; at most one page per segment is held
  * ahead of the consumer, so memory stays bounded whatever the table's size.
  */
-export async function* scanOrderPages(
-  table: TableRef,
-  options: { segments?: number; onInvalid?: (report: InvalidItemReport) => void } = {},
-): AsyncGenerator<Order[]> {
+export async function* scanOrderPages(table: TableRef, options: ScanOptions = {}): AsyncGenerator<Order[]> {
   const segments = options.segments ?? 4;
-  const scanners = Array.from({ length: segments }, (_, i) => scanSegment(table, i, segments, options.onInvalid));
+  const scanners = Array.from({ length: segments }, (_, i) => scanSegment(table, i, segments, options));
   // Promises here never reject, so a failing segment cannot leave an unhandled rejection behind.
   const pull = (index: number): Promise<Next<Order[]>> =>
     scanners[index]!.next().then(
