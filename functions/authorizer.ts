@@ -2,7 +2,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { bearerToken, findActiveKey } from '../shared/api-keys.ts';
+import { bearerToken, findActiveKey, wholeApiArn } from '../shared/api-keys.ts';
 import { functionEnvSchema, readConfig } from '../shared/config.ts';
 import { createDocumentClient } from '../shared/dynamo.ts';
 import { logger, metricNames, metrics } from '../shared/observability.ts';
@@ -10,15 +10,6 @@ import { logger, metricNames, metrics } from '../shared/observability.ts';
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(functionEnvSchema.pick({ API_KEYS_TABLE: true, DYNAMODB_ENDPOINT: true }));
 const apiKeys = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.API_KEYS_TABLE };
-
-/**
- * `arn:aws:execute-api:region:account:api/stage/METHOD/path` → the same API and stage, any
- * method and path: API Gateway caches the policy per token, so one Allow must cover both operations.
- */
-export const wholeApiArn = (methodArn: string): string => {
-  const [prefix, apiId, stage] = methodArn.split('/');
-  return `${prefix}/${apiId}/${stage}/*/*`;
-};
 
 /**
  * TOKEN authorizer. Allow for a known, unrevoked key. Anything else throws exactly

@@ -14,6 +14,16 @@ export const authorizationHeaderPattern = /^[Bb][Ee][Aa][Rr][Ee][Rr] [A-Za-z0-9\
 export const bearerToken = (header: string | undefined): string | undefined =>
   header !== undefined && authorizationHeaderPattern.test(header) ? header.slice('bearer '.length) : undefined;
 
+/**
+ * `arn:aws:execute-api:region:account:api/stage/METHOD/path` → the same API and stage, any
+ * method and path: API Gateway caches the policy per token, so one Allow must cover both operations.
+ */
+export const wholeApiArn = (methodArn: string): string => {
+  // The API id ends the first part (`…:account:apiId`), so the stage is the second.
+  const [api, stage] = methodArn.split('/');
+  return `${api}/${stage}/*/*`;
+};
+
 /** Only this hash of a key is ever stored or compared. */
 export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
 
