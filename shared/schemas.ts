@@ -7,8 +7,13 @@ export const INT64_MAX = 2n ** 63n - 1n;
 const inInt64Range = (value: bigint) => value >= INT64_MIN && value <= INT64_MAX;
 
 /** An integer written in base 10 with every digit kept (ids never pass through `number`). */
-export const integerText = z.string().regex(/^-?(0|[1-9][0-9]*)$/, 'expected a base-10 integer');
-export const int64Text = integerText.refine((text) => text.length <= 20 && inInt64Range(BigInt(text)), 'outside the int64 range');
+const integerPattern = /^-?(0|[1-9][0-9]*)$/;
+export const integerText = z.string().regex(integerPattern, 'expected a base-10 integer');
+// zod runs every check even after the regex failed: BigInt must only see integer text.
+export const int64Text = integerText.refine(
+  (text) => !integerPattern.test(text) || (text.length <= 20 && inInt64Range(BigInt(text))),
+  'outside the int64 range',
+);
 
 /**
  * An order as this service holds it between DynamoDB and the client: numbers as exact
