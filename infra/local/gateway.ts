@@ -125,8 +125,8 @@ export type GatewayOptions = {
   readonly port: number;
   readonly stage?: string;
   readonly routes: readonly Route[];
-  /** The handler module of a route (imported once, like a warm Lambda). */
-  readonly loadHandler: (route: Route) => Promise<LambdaHandler>;
+  /** Each route's handler (the module's `handler` export, loaded once like a warm Lambda). */
+  readonly handlers: ReadonlyMap<Route, LambdaHandler>;
   readonly authorizer: Authorizer;
   /** API Gateway caches an Allow per token for this long; 0 disables the cache. */
   readonly authorizerCacheTtlSeconds: number;
@@ -137,9 +137,7 @@ export type GatewayOptions = {
 export type Gateway = { readonly url: string; readonly port: number; readonly server: Server; close(): Promise<void> };
 
 export const startGateway = async (options: GatewayOptions): Promise<Gateway> => {
-  installLambdaStreamingGlobals();
   const stage = options.stage ?? 'local';
-  const handlers = new Map<Route, Promise<LambdaHandler>>();
   const allowed = new Map<string, { expires: number; result: APIGatewayAuthorizerResult }>();
 
   const sendError = (res: ServerResponse, requestId: string, code: ErrorCode) => {
@@ -211,7 +209,8 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
 
     const body = await readBody(req);
     const event = proxyEvent({ req, url, route, pathParameters, requestId, stage, body, auth });
-    const handler = await loadHandler(route);
+    const handler = options.handlers.get(route);
+    if (handler === undefined) throw new Error(`no handler for ${route.operation}`);
     const context = lambdaContext(route.operation);
     if (route.streaming) {
       if ((handler as StreamingHandler)[streaming] !== true) throw new Error(`${route.handlerFile} is not a streaming handler`);
@@ -227,15 +226,6 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
       ),
     ]);
     res.end(result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8'));
-  };
-
-  const loadHandler = (route: Route) => {
-    let handler = handlers.get(route);
-    if (handler === undefined) {
-      handler = options.loadHandler(route);
-      handlers.set(route, handler);
-    }
-    return handler;
   };
 
   const server = createServer((req, res) => {
