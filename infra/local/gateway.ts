@@ -40,10 +40,12 @@ class LocalResponseStream extends Writable {
   setContentType(contentType: string) {
     this.contentType = contentType;
   }
-  private sendHead() {
+  /** Lambda sends the status and headers as soon as HttpResponseStream.from() is called. */
+  sendHead() {
     if (this.res.headersSent) return;
     const headers = { ...(this.contentType ? { 'Content-Type': this.contentType } : {}), ...this.metadata.headers };
     this.res.writeHead(this.metadata.statusCode ?? 200, headerEntries(headers));
+    this.res.flushHeaders();
   }
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void) {
     this.sendHead();

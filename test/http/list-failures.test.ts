@@ -1,0 +1,55 @@
+import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, NumberValue, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Gateway } from '../../infra/local/gateway.ts';
+import { startLocalApi } from '../../infra/local/local-api.ts';
+import { hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
+import { request } from '../support.ts';
+
+// Scan faults DynamoDB Local cannot produce on demand, seen by a client through the local gateway.
+const dynamo = mockClient(DynamoDBDocumentClient);
+const key = 'so_test_failure-tests-key-0000000000';
+const auth = { Authorization: `Bearer ${key}` };
+let api: Gateway;
+
+beforeEach(() => {
+  const keyHash = hashApiKey(key);
+  dynamo.reset();
+  dynamo.on(GetCommand).resolves({ Item: { keyHash, keyId: keyIdOf(keyHash), name: 'test', createdAt: '2026-01-01T00:00:00Z' } });
+});
+beforeAll(async () => {
+  // One segment, so the page order is known: the first page streams, the second fails.
+  vi.stubEnv('SCAN_SEGMENTS', '1');
+  api = await startLocalApi({ port: 0, dynamoDbEndpoint: 'http://127.0.0.1:9', ordersTable: 'orders', apiKeysTable: 'api-keys' });
+});
+afterAll(async () => {
+  await api.close();
+  dynamo.restore();
+  vi.unstubAllEnvs();
+});
+
+describe('listing when DynamoDB fails', () => {
+  it('answers 503 service_unavailable as an Error record when the first page fails', async () => {
+    dynamo.on(ScanCommand).rejects(new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: {} }));
+    const response = await request(api.url, 'GET', '/store/orders', auth);
+    expect(response.status).toBe(503);
+    expect(response.body).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
+    expect(response.headers.get('retry-after')).toBe('1');
+  });
+
+  it('cuts the response short, never sending a complete-looking array, when a later page fails', async () => {
+    dynamo
+      .on(ScanCommand)
+      .resolvesOnce({ Items: [{ id: NumberValue.from('1'), status: 'pending' }], LastEvaluatedKey: { id: NumberValue.from('1') } })
+      .rejects(new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: {} }));
+    const response = await fetch(`${api.url}/store/orders`, { headers: auth });
+    expect(response.status).toBe(200);
+    const outcome = await response.text().then(
+      (text) => ({ text }),
+      (error: unknown) => ({ error }),
+    );
+    // The 200 head and the first page were already sent; then the connection breaks.
+    expect(outcome).toEqual({ error: expect.any(Error) });
+  });
+});
