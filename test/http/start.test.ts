@@ -53,14 +53,34 @@ const portAccepts = (port: number) =>
   });
 
 describe('npm start', () => {
-  it('serves the demo orders with STORE_API_KEY, and stops cleanly on SIGTERM', async () => {
-    const service = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...tables() });
+  it('serves the demo orders with STORE_API_KEY, logs each request by its id without the key, and stops cleanly on SIGTERM', async () => {
+    const service = await startService({
+      DYNAMODB_ENDPOINT: dynamoDbEndpoint(),
+      STORE_API_KEY: key,
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+      ...tables(),
+    });
     expect(service.url, service.output()).toBeDefined();
     const response = await request(service.url!, 'GET', '/store/orders', auth);
     expect(response.status).toBe(200);
     expect(response.body).toHaveLength(7);
     expect(response.text).toContain('"id":9223372036854775807');
+    const refused = await request(service.url!, 'DELETE', '/store/orders/2', auth);
+    const requestId = refused.headers.get('x-request-id');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const logLine = service
+      .output()
+      .split('\n')
+      .find((line) => line.includes(`"request_id":"${requestId}"`) && line.includes('"message":"request completed"'));
+    expect(JSON.parse(logLine ?? 'null')).toMatchObject({
+      level: 'INFO',
+      operation: 'cancelOrder',
+      order_id: '2',
+      statusCode: 409,
+      outcome: 'order_already_shipped',
+    });
     expect(service.output()).not.toContain(key);
+    expect(service.output()).not.toContain('Bearer');
     expect(await stop(service)).toBe(0);
   });
 
