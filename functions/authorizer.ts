@@ -1,11 +1,10 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { bearerToken, findActiveKey, wholeApiArn } from '../shared/api-keys.ts';
 import { functionEnvSchema, readConfig } from '../shared/config.ts';
 import { createDocumentClient } from '../shared/dynamo.ts';
-import { logger, metricNames, metrics } from '../shared/observability.ts';
+import { logger, metricNames, metrics, metricsMiddleware } from '../shared/observability.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(functionEnvSchema.pick({ API_KEYS_TABLE: true, DYNAMODB_ENDPOINT: true }));
@@ -38,5 +37,5 @@ const authorize = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGate
 
 export const handler = middy<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult>()
   .use(injectLambdaContext(logger, { resetKeys: true }))
-  .use(logMetrics(metrics, { captureColdStartMetric: true }))
+  .use(metricsMiddleware())
   .handler(authorize);

@@ -6,7 +6,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { functionEnvSchema, readConfig } from '../shared/config.ts';
 import { createDocumentClient } from '../shared/dynamo.ts';
 import { acceptsGzip, header, httpMiddleware } from '../shared/http.ts';
-import { logger, metricNames, metrics } from '../shared/observability.ts';
+import { flushMetrics, logger, metricNames, metrics } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
 import { type InvalidItemReport, scanOrderPages } from '../shared/orders-repository.ts';
 import type { Order } from '../shared/schemas.ts';
@@ -40,7 +40,7 @@ async function* jsonArray(first: IteratorResult<Order[]>, pages: AsyncGenerator<
     throw error;
   } finally {
     await pages.return(undefined);
-    metrics.publishStoredMetrics();
+    flushMetrics();
   }
 }
 

@@ -1,10 +1,9 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { MiddlewareObj, Request } from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { errorRecord, isApiError } from './errors.ts';
-import { logger, metrics } from './observability.ts';
+import { logger, metricsMiddleware } from './observability.ts';
 import { deprecationHeaders, type Operation, routes } from './routes.ts';
 
 /** A header's value whatever its case (API Gateway keeps the client's spelling). */
@@ -57,7 +56,7 @@ const requestEnvelope = (operation: Operation): MiddlewareObj<APIGatewayProxyEve
  */
 export const httpMiddleware = (operation: Operation) => [
   injectLambdaContext(logger, { resetKeys: true }),
-  logMetrics(metrics, { captureColdStartMetric: true }),
+  metricsMiddleware(),
   requestEnvelope(operation),
   httpErrorHandler({ logger: false, fallbackMessage: JSON.stringify(errorRecord('internal_error')) }),
 ];
