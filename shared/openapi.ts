@@ -1,0 +1,335 @@
+/**
+ * The OpenAPI 3.1 document of the API, built from the route table (shared/routes.ts), the
+ * zod schemas (shared/schemas.ts) and the error table (shared/errors.ts) the code itself
+ * uses. `npm run openapi` writes it to docs/openapi.json together with the typed-client
+ * types; a test fails when either file is out of date, and the local gateway serves the
+ * same document at GET /v1/openapi.json.
+ */
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { type ErrorCode, errorCodes, gatewayResponseCodes } from './errors.ts';
+import { apiVersion, type Operation, type Route, routes } from './routes.ts';
+import { errorRecordSchema, int64Text, integerText, orderSchema } from './schemas.ts';
+
+export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
+type HeaderObject = { description: string; required?: boolean; schema: Record<string, unknown> };
+
+/** The version of the interface description (the spec's `1.0.0`); the path prefix carries the API version. */
+export const documentVersion = '1.0.0';
+
+/**
+ * The wire form of an int64. Internally it stays exact decimal text (zod validates it as
+ * such); on the wire it is a JSON integer written from that text, so it is documented as one.
+ * No minimum/maximum: int64 is the bound, not JavaScript's 2^53.
+ */
+const wireInt64 = (description: string) => int64Text.meta({ type: 'integer', format: 'int64', description });
+
+/** The Order record on the wire: the code's orderSchema with numbers as JSON integers. */
+export const orderWireSchema = orderSchema
+  .extend({
+    id: wireInt64('Unique order identifier.'),
+    petId: wireInt64('Identifier of the animal in the order.'),
+    quantity: integerText.meta({ type: 'integer', description: 'Number of units ordered.' }),
+    shipDate: orderSchema.shape.shipDate.meta({ description: 'Expected or actual ship date (RFC 3339 date-time).' }),
+    complete: orderSchema.shape.complete.meta({ description: 'Whether the order has been fulfilled.' }),
+    status: orderSchema.shape.status.meta({
+      description:
+        'State of the order: `pending`, `shipped`, `cancelled`, or another value written by the store’s other systems. ' +
+        'Added to the specification’s Order so that a cancelled order can be told from a pending one; clients that ignore it lose nothing.',
+    }),
+  })
+  // The specification's Order has no required fields (this service always sends `id`).
+  .partial()
+  .meta({
+    id: 'Order',
+    description:
+      'An order of the store. `id` and `petId` are int64: values above 2^53 − 1 occur, so parse them without rounding ' +
+      '(see the README, "API contract (OpenAPI) and clients"). Clients should ignore fields they do not know.',
+  });
+
+export const errorWireSchema = errorRecordSchema
+  .extend({
+    code: errorRecordSchema.shape.code.meta({
+      description: 'Machine-readable error code (snake_case); each response lists its possible values.',
+    }),
+    message: errorRecordSchema.shape.message.meta({ description: 'Human-readable description of the error.' }),
+    status: errorRecordSchema.shape.status.meta({ description: 'The HTTP status code of the response.' }),
+  })
+  .meta({ id: 'Error', description: 'Every error answer, from the service and from the API gateway itself.' });
+
+/** What a route's handler answers; the gateway's own answers are added to every route. */
+export type OperationContract = {
+  readonly description: string;
+  /** Schemas of the `{name}` segments of the route's path. */
+  readonly pathParameters?: Readonly<Record<string, z.ZodType>>;
+  readonly success: {
+    readonly status: 200 | 201 | 204;
+    readonly description: string;
+    readonly body?: z.ZodType;
+    readonly headers?: Readonly<Record<string, HeaderObject>>;
+  };
+  /** Error codes the handler itself can answer with (checked against the handler code by a test). */
+  readonly errors: readonly ErrorCode[];
+};
+
+export const operationContracts: Readonly<Record<Operation, OperationContract>> = {
+  listOrders: {
+    description:
+      'Every order in the store, cancelled ones included, as one JSON array. No order of the items is promised. ' +
+      'There is no filtering and no pagination in v1 (query parameters are ignored); both are planned for v2. ' +
+      'The array is streamed as the store is read, so a store of any size can be listed; a client that sends ' +
+      '`Accept-Encoding: gzip` receives it gzip-compressed.',
+    success: {
+      status: 200,
+      description: 'Every order, as a JSON array.',
+      body: z.array(orderWireSchema),
+      headers: {
+        Vary: { required: true, description: 'Always `Accept-Encoding`: the body’s encoding depends on it.', schema: { type: 'string' } },
+        'Content-Encoding': {
+          required: false,
+          description: '`gzip` when the request sent `Accept-Encoding: gzip`; absent otherwise.',
+          schema: { type: 'string', enum: ['gzip'] },
+        },
+      },
+    },
+    errors: ['service_unavailable', 'internal_error'],
+  },
+  cancelOrder: {
+    description:
+      'Cancels a `pending` order (its status becomes `cancelled`). Cancelling an order that is already cancelled ' +
+      'answers 204 again and changes nothing, so a retry is safe. A `shipped` order cannot be cancelled.',
+    pathParameters: {
+      orderId: int64Text.meta({
+        type: 'integer',
+        format: 'int64',
+        description: 'Identifier of the order to cancel, a base-10 int64 (every digit is kept, also above 2^53 − 1).',
+      }),
+    },
+    success: { status: 204, description: 'The order is cancelled (or already was). No body.' },
+    errors: [
+      'invalid_order_id',
+      'order_not_found',
+      'order_already_shipped',
+      'order_not_cancellable',
+      'service_unavailable',
+      'internal_error',
+    ],
+  },
+};
+
+/**
+ * Codes the API gateway answers with on its own for a route (gateway response table). The
+ * "no such route" answer reaches a templated path too: an empty `{orderId}` matches no route.
+ */
+export const gatewayErrorCodes = (route: Route): ErrorCode[] =>
+  [...new Set<ErrorCode>(Object.values(gatewayResponseCodes))].filter((code) => code !== 'route_not_found' || route.path.includes('{'));
+
+const codesByStatus = (codes: Iterable<ErrorCode>) => {
+  const byStatus = new Map<number, ErrorCode[]>();
+  // Table order, so the document does not depend on the order codes were listed in.
+  for (const code of Object.keys(errorCodes) as ErrorCode[]) {
+    if (![...codes].includes(code)) continue;
+    const status = errorCodes[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return byStatus;
+};
+
+/** The error codes each status of a route can carry: the handler's and the gateway's. */
+export const routeErrorCodes = (route: Route, contract: OperationContract): Map<number, ErrorCode[]> =>
+  codesByStatus(new Set([...contract.errors, ...gatewayErrorCodes(route)]));
+
+/** Headers shared by many responses, as components (referenced, not repeated). */
+const sharedHeaders = {
+  'X-Request-Id': {
+    required: true,
+    description: 'Identifies the request in the service’s logs; quote it when reporting a problem.',
+    schema: { type: 'string', minLength: 1 },
+  },
+  'Cache-Control': {
+    required: true,
+    description: 'Always `no-store`: answers are never cached.',
+    schema: { type: 'string', const: 'no-store' },
+  },
+  'WWW-Authenticate': {
+    required: true,
+    description: 'The authentication scheme to use: `Bearer` (RFC 6750).',
+    schema: { type: 'string', pattern: '^Bearer' },
+  },
+  'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
+} as const satisfies Record<string, HeaderObject>;
+
+const headerRef = (name: keyof typeof sharedHeaders) => ({ $ref: `#/components/headers/${name}` });
+const envelopeHeaders = { 'X-Request-Id': headerRef('X-Request-Id'), 'Cache-Control': headerRef('Cache-Control') };
+
+/** RFC 9745 / RFC 8594 headers of a deprecated route; required where only the handler answers. */
+const deprecationHeaderObjects = (route: Route, required: boolean): Record<string, HeaderObject> => {
+  if (route.deprecation === undefined) return {};
+  const where = required ? '' : ' Sent when the service answers; the gateway’s own answers (401, 429, …) do not carry it.';
+  return {
+    Deprecation: {
+      required,
+      description: `RFC 9745: the operation is deprecated since this time (\`@\` + Unix seconds).${where}`,
+      schema: { type: 'string', pattern: '^@-?[0-9]+$' },
+    },
+    Sunset: {
+      required,
+      description: `RFC 8594: the HTTP-date after which the operation stops answering.${where}`,
+      schema: { type: 'string' },
+    },
+    Link: { required, description: `The operation’s successor, \`rel="successor-version"\`.${where}`, schema: { type: 'string' } },
+  };
+};
+
+const errorHeaderRefs = (status: number): Record<string, { $ref: string }> => {
+  if (status === 401) return { 'WWW-Authenticate': headerRef('WWW-Authenticate') };
+  if (status === 429 || status === 503) return { 'Retry-After': headerRef('Retry-After') };
+  return {};
+};
+
+const errorResponse = (route: Route, contract: OperationContract, status: number, codes: readonly ErrorCode[]): ResponseConfig => {
+  const gateway = gatewayErrorCodes(route);
+  const source = (code: ErrorCode) =>
+    contract.errors.includes(code) ? (gateway.includes(code) ? ' (service or API gateway)' : '') : ' (API gateway)';
+  const lines = codes.map((code) => `- \`${code}\`${source(code)}: ${errorCodes[code].message}`);
+  return {
+    description: `Error record. Possible \`code\` values:\n\n${lines.join('\n')}`,
+    headers: { ...envelopeHeaders, ...errorHeaderRefs(status), ...deprecationHeaderObjects(route, false) },
+    content: {
+      'application/json': {
+        schema: z.intersection(
+          errorWireSchema,
+          z.object({
+            code: z.enum(codes as [ErrorCode, ...ErrorCode[]]),
+            status: z.literal(status).meta({ type: 'integer', const: status }),
+          }),
+        ),
+      },
+    },
+  };
+};
+
+const pathParameterNames = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
+
+const deprecationNote = (route: Route) =>
+  route.deprecation === undefined
+    ? ''
+    : `\n\n**Deprecated** since ${route.deprecation.since}; it stops answering after ${route.deprecation.sunset} ` +
+      `(\`Sunset\` header). Use \`${route.deprecation.successor}\` instead.`;
+
+const operationOf = (route: Route, contract: OperationContract): RouteConfig => {
+  const names = pathParameterNames(route.path);
+  const parameters = contract.pathParameters ?? {};
+  for (const name of names)
+    if (parameters[name] === undefined) throw new Error(`${route.operation}: no schema for path parameter {${name}}`);
+  const success: ResponseConfig = {
+    description: contract.success.description,
+    headers: { ...envelopeHeaders, ...contract.success.headers, ...deprecationHeaderObjects(route, true) },
+    ...(contract.success.body === undefined ? {} : { content: { 'application/json': { schema: contract.success.body } } }),
+  };
+  const responses: RouteConfig['responses'] = { [contract.success.status]: success };
+  for (const [status, codes] of [...routeErrorCodes(route, contract)].sort(([a], [b]) => a - b))
+    responses[status] = errorResponse(route, contract, status, codes);
+  return {
+    method: route.method.toLowerCase() as RouteConfig['method'],
+    path: route.path,
+    operationId: route.operation,
+    summary: route.summary,
+    description: `${contract.description}${deprecationNote(route)}`,
+    tags: ['orders'],
+    security: [{ bearerAuth: [] }],
+    ...(route.deprecation === undefined ? {} : { deprecated: true }),
+    'x-stability': route.stability,
+    ...(names.length === 0 ? {} : { request: { params: z.object(Object.fromEntries(names.map((name) => [name, parameters[name]!]))) } }),
+    responses,
+  };
+};
+
+const stageServer = (stage: 'production' | 'staging', description: string) => ({
+  url: `https://{apiId}.execute-api.{region}.amazonaws.com/${stage}/${apiVersion}`,
+  description,
+  variables: {
+    apiId: { default: 'API_ID', description: `The id of the ${stage} stack’s REST API (the stack’s output).` },
+    region: { default: 'us-east-1', description: `The AWS region the ${stage} stack is deployed to.` },
+  },
+});
+
+const documentDescription = `The orders of a pet store: list every order, cancel a pending one.
+
+Every operation requires an API key sent as a bearer token: \`Authorization: Bearer <API_KEY>\`.
+
+Every error answer, from the service or from the API gateway itself, is an \`Error\` record whose \`status\` equals the HTTP status; each response lists the \`code\` values it can carry. Every answer carries \`X-Request-Id\` and \`Cache-Control: no-store\`.
+
+Order ids and pet ids are int64 and exceed 2^53 − 1: read them without rounding them through a JavaScript \`number\`.
+
+The API version is the path prefix \`/${apiVersion}\`. Changes within it are additive (new optional fields, new operations); filtering and pagination of the order list will come as \`/v2\`, served beside \`/${apiVersion}\`. An operation's \`x-stability\` is \`stable\`, \`beta\` or \`experimental\`; a deprecated operation is marked \`deprecated\` and answers with \`Deprecation\` (RFC 9745), \`Sunset\` (RFC 8594) and \`Link\` (successor) headers. \`GET /pets/{petId}\` is not served by this service.`;
+
+/**
+ * The OpenAPI 3.1 document of the API for a route table (the service's own by default;
+ * tests pass tables with extra routes and contracts of their own).
+ */
+export const buildOpenApiDocument = (
+  routeTable: readonly Route[] = routes,
+  contracts: Readonly<Record<string, OperationContract>> = operationContracts,
+): OpenApiDocument => {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key of the stage, sent as `Authorization: Bearer <API_KEY>`. A missing, unknown or revoked key answers 401.',
+  });
+  for (const [name, header] of Object.entries(sharedHeaders)) registry.registerComponent('headers', name, header);
+  for (const route of routeTable) {
+    const contract = contracts[route.operation];
+    if (contract === undefined) throw new Error(`no OperationContract for route ${route.operation}`);
+    registry.registerPath(operationOf(route, contract));
+  }
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: { title: 'Store Orders Service', version: documentVersion, description: documentDescription },
+    servers: [stageServer('production', 'Production'), stageServer('staging', 'Staging')],
+    tags: [{ name: 'orders', description: 'Orders of the store.' }],
+  });
+  // The generator always emits these; empty they only add noise.
+  if (document.webhooks !== undefined && Object.keys(document.webhooks).length === 0) delete document.webhooks;
+  if (document.components?.parameters !== undefined && Object.keys(document.components.parameters).length === 0)
+    delete document.components.parameters;
+  return document;
+};
+
+/** The document as committed in docs/openapi.json (stable key order, two-space indent, final newline). */
+export const openApiJson = (document: OpenApiDocument = buildOpenApiDocument()) => `${JSON.stringify(document, null, 2)}\n`;
+
+/** The repository paths `npm run openapi` writes. */
+export const openApiFiles = { document: 'docs/openapi.json', clientTypes: 'test/generated/openapi.d.ts' } as const;
+
+/**
+ * TypeScript types of the document for `openapi-fetch` (openapi-typescript). An int64 is
+ * typed `number | bigint`: a client that parses big integers exactly (see the README) gets
+ * bigints above 2^53 − 1, and a path parameter accepts either.
+ */
+export const generateClientTypes = async (document: OpenApiDocument = buildOpenApiDocument()): Promise<string> => {
+  // Loaded only here: the compiler is heavy, and npm start needs only the document.
+  const { default: openapiTS, astToString, COMMENT_HEADER } = await import('openapi-typescript');
+  const { default: ts } = await import('typescript');
+  const int64 = ts.factory.createUnionTypeNode([
+    ts.factory.createKeywordTypeNode(ts.SyntaxKind.NumberKeyword),
+    ts.factory.createKeywordTypeNode(ts.SyntaxKind.BigIntKeyword),
+  ]);
+  const ast = await openapiTS(document as Parameters<typeof openapiTS>[0], {
+    transform: (schema) => (schema.format === 'int64' ? int64 : undefined),
+  });
+  return `${COMMENT_HEADER}${astToString(ast)}`;
+};
+
+const repoRoot = resolve(import.meta.dirname, '..');
+
+/** `npm run openapi`: regenerate the committed document and client types. */
+if (import.meta.main) {
+  const document = buildOpenApiDocument();
+  await writeFile(resolve(repoRoot, openApiFiles.document), openApiJson(document));
+  await writeFile(resolve(repoRoot, openApiFiles.clientTypes), await generateClientTypes(document));
+  console.log(`Wrote ${openApiFiles.document} and ${openApiFiles.clientTypes}`);
+}

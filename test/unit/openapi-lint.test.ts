@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildOpenApiDocument, openApiFiles, openApiJson, operationContracts } from '../../shared/openapi.ts';
+import { routes } from '../../shared/routes.ts';
+import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
+import { deprecatedRoute } from '../fixtures/deprecated-route.ts';
+
+const repoRoot = resolve(import.meta.dirname, '../..');
+const redoclyCli = resolve(repoRoot, 'node_modules/@redocly/cli/bin/cli.js');
+
+type LintReport = { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
+
+/** `redocly lint` with the repository's redocly.yaml (found in the working directory), offline and quiet. */
+const lint = (file: string) =>
+  new Promise<{ exitCode: number | null; report: LintReport; stderr: string }>((done, fail) => {
+    const child = spawn(process.execPath, [redoclyCli, 'lint', file, '--format=json'], {
+      cwd: repoRoot,
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.on('error', fail);
+    child.on('close', (exitCode) => {
+      try {
+        done({ exitCode, report: JSON.parse(stdout) as LintReport, stderr });
+      } catch {
+        fail(new Error(`redocly printed no JSON report (exit ${exitCode}): ${stdout}${stderr}`));
+      }
+    });
+  });
+
+const describeProblems = (report: LintReport) => report.problems.map((problem) => `${problem.ruleId}: ${problem.message}`).join('\n');
+
+describe('OpenAPI lint (Redocly, recommended-strict)', () => {
+  const tempDirs: string[] = [];
+  afterAll(() => Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+
+  it(`passes ${openApiFiles.document} with no errors and no warnings`, async () => {
+    const { exitCode, report } = await lint(openApiFiles.document);
+    expect(report.totals, describeProblems(report)).toEqual(expect.objectContaining({ errors: 0, warnings: 0 }));
+    expect(exitCode).toBe(0);
+  });
+
+  it('passes a document with a deprecated operation too', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'openapi-lint-'));
+    tempDirs.push(dir);
+    const contracts = { ...operationContracts, [deprecatedRoute.operation]: deprecatedContract };
+    const file = join(dir, 'openapi.json');
+    await writeFile(file, openApiJson(buildOpenApiDocument([...routes, deprecatedRoute], contracts)));
+    const { exitCode, report } = await lint(file);
+    expect(report.totals, describeProblems(report)).toEqual(expect.objectContaining({ errors: 0, warnings: 0 }));
+    expect(exitCode).toBe(0);
+  });
+
+  it('fails a document that breaks a rule, so a passing run means something', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'openapi-lint-'));
+    tempDirs.push(dir);
+    const broken = buildOpenApiDocument();
+    delete broken.paths?.['/store/orders']?.get?.summary;
+    const file = join(dir, 'openapi.json');
+    await writeFile(file, openApiJson(broken));
+    const { exitCode, report } = await lint(file);
+    expect(exitCode).not.toBe(0);
+    expect(report.problems.map((problem) => problem.ruleId)).toContain('operation-summary');
+  });
+});

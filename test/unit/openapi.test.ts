@@ -1,0 +1,175 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type ErrorCode, errorCodes, gatewayResponseCodes } from '../../shared/errors.ts';
+import {
+  buildOpenApiDocument,
+  generateClientTypes,
+  type OpenApiDocument,
+  openApiFiles,
+  openApiJson,
+  operationContracts,
+} from '../../shared/openapi.ts';
+import { type Route, routes } from '../../shared/routes.ts';
+
+const repoRoot = resolve(import.meta.dirname, '../..');
+const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8');
+
+type Json = Record<string, unknown>;
+type Response = { description: string; headers?: Record<string, Json>; content?: Record<string, { schema: Json }> };
+type OperationObject = { operationId: string; security: unknown; responses: Record<string, Response> } & Json;
+
+const document = buildOpenApiDocument();
+const operations = Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
+  Object.entries(item as Json).map(([method, operation]) => ({ path, method, operation: operation as OperationObject })),
+);
+const operation = (id: string) => operations.find((entry) => entry.operation.operationId === id)!.operation;
+const deref = (node: Json): Json =>
+  typeof node.$ref === 'string'
+    ? (node.$ref
+        .slice(2)
+        .split('/')
+        .reduce<unknown>((at, key) => (at as Json)[key], document) as Json)
+    : node;
+
+describe('committed contract files', () => {
+  it('docs/openapi.json is exactly what the code generates', () => {
+    expect(read(openApiFiles.document), 'docs/openapi.json is out of date: run `npm run openapi` and commit the result').toBe(
+      openApiJson(),
+    );
+  });
+
+  it('the typed-client types are generated from that document', async () => {
+    expect(
+      read(openApiFiles.clientTypes),
+      `${openApiFiles.clientTypes} is out of date: run \`npm run openapi\` and commit the result`,
+    ).toBe(await generateClientTypes());
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('is OpenAPI 3.1 with interface version 1.0.0', () => {
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.info.version).toBe('1.0.0');
+    expect(document.info.description).toContain('GET /pets/{petId}` is not served');
+  });
+
+  it('names a production and a staging server, both ending in /v1, with their variables', () => {
+    expect(document.servers?.map((server) => [server.description, server.url])).toEqual([
+      ['Production', 'https://{apiId}.execute-api.{region}.amazonaws.com/production/v1'],
+      ['Staging', 'https://{apiId}.execute-api.{region}.amazonaws.com/staging/v1'],
+    ]);
+    for (const server of document.servers ?? []) {
+      for (const name of server.url.match(/\{[^}]+\}/g) ?? []) expect(server.variables?.[name.slice(1, -1)]?.default).toBeTypeOf('string');
+    }
+  });
+
+  it('has exactly the operations of the route table, with their summary and stability label', () => {
+    expect(operations.map(({ method, path, operation }) => [operation.operationId, method.toUpperCase(), path])).toEqual(
+      routes.map((route) => [route.operation, route.method, route.path]),
+    );
+    for (const route of routes) {
+      expect(operation(route.operation).summary).toBe(route.summary);
+      expect(operation(route.operation)['x-stability']).toBe(route.stability);
+      expect(operation(route.operation)).not.toHaveProperty('deprecated');
+    }
+  });
+
+  it('applies the bearer scheme to every operation', () => {
+    expect(document.components?.securitySchemes?.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    for (const { operation } of operations) expect(operation.security).toEqual([{ bearerAuth: [] }]);
+  });
+
+  it('lists every status each operation can answer', () => {
+    expect(Object.keys(operation('listOrders').responses)).toEqual(['200', '400', '401', '429', '500', '503']);
+    expect(Object.keys(operation('cancelOrder').responses)).toEqual(['204', '400', '401', '404', '409', '429', '500', '503']);
+  });
+
+  it('lists, per error status, the codes of the error table the handler and the gateway can answer with', () => {
+    const codesOf = (id: string, status: string) => {
+      const [, narrowing] = operation(id).responses[status]!.content!['application/json']!.schema.allOf as Json[];
+      return (narrowing as { properties: { code: { enum: string[] } } }).properties.code.enum;
+    };
+    expect(codesOf('cancelOrder', '404')).toEqual(['order_not_found', 'route_not_found']);
+    expect(codesOf('cancelOrder', '409')).toEqual(['order_already_shipped', 'order_not_cancellable']);
+    expect(codesOf('cancelOrder', '400')).toEqual(['bad_request', 'invalid_order_id']);
+    expect(codesOf('listOrders', '400')).toEqual(['bad_request']);
+    expect(codesOf('listOrders', '503')).toEqual(['service_unavailable']);
+    for (const { operation } of operations) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (Number(status) < 400) continue;
+        const codes = codesOf(operation.operationId, status);
+        for (const code of codes) {
+          expect(errorCodes[code as ErrorCode].status, code).toBe(Number(status));
+          expect(response.description).toContain(`\`${code}\``);
+        }
+        // Every answer the gateway gives on its own is documented on every operation.
+        for (const code of Object.values(gatewayResponseCodes))
+          if (errorCodes[code].status === Number(status) && code !== 'route_not_found') expect(codes).toContain(code);
+      }
+    }
+  });
+
+  it('types ids as int64 integers with no safe-integer bounds', () => {
+    const order = document.components?.schemas?.Order as { properties: Record<string, Json>; required?: string[] };
+    for (const field of ['id', 'petId']) expect(order.properties[field]).toMatchObject({ type: 'integer', format: 'int64' });
+    const orderId = (operation('cancelOrder').parameters as { name: string; in: string; schema: Json }[])[0]!;
+    expect(orderId).toMatchObject({ name: 'orderId', in: 'path', required: true, schema: { type: 'integer', format: 'int64' } });
+    const text = JSON.stringify(document);
+    expect(text).not.toMatch(/"(minimum|maximum)":\s*-?9007199254740991/);
+    expect(order.properties.id).not.toHaveProperty('maximum');
+    expect(order.properties.status).toMatchObject({ type: 'string' });
+    // As in the specification, no Order field is required.
+    expect(order.required).toBeUndefined();
+    expect((document.components!.schemas!.Error as { required: string[] }).required).toEqual(['code', 'message', 'status']);
+  });
+
+  it('documents the headers of every answer', () => {
+    for (const { operation } of operations) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const headers = Object.fromEntries(Object.entries(response.headers ?? {}).map(([name, header]) => [name, deref(header)]));
+        expect(headers['X-Request-Id']?.required, `${operation.operationId} ${status}`).toBe(true);
+        expect(headers['Cache-Control']).toMatchObject({ required: true, schema: { const: 'no-store' } });
+        if (status === '401') expect(headers['WWW-Authenticate']?.required).toBe(true);
+        if (status === '429' || status === '503') expect(headers['Retry-After']?.required).toBe(true);
+      }
+    }
+    const list = operation('listOrders').responses['200']!.headers!;
+    expect(list.Vary).toMatchObject({ required: true });
+    expect(list['Content-Encoding']).toMatchObject({ required: false, schema: { enum: ['gzip'] } });
+  });
+
+  it('is built from the route table it is given', () => {
+    const experimental: Route[] = routes.map((route) => ({ ...route, stability: 'experimental' }));
+    const built: OpenApiDocument = buildOpenApiDocument(experimental);
+    expect(built.paths?.['/store/orders']?.get?.['x-stability']).toBe('experimental');
+    expect(() => buildOpenApiDocument([...routes, { ...routes[0], operation: 'unknownOperation', path: '/x' }])).toThrow(
+      /no OperationContract for route unknownOperation/,
+    );
+  });
+});
+
+describe('the error codes of each operation', () => {
+  /** The handler module and every module of this repository it imports, transitively. */
+  const moduleGraph = (file: string, seen = new Set<string>()): Set<string> => {
+    if (seen.has(file)) return seen;
+    seen.add(file);
+    for (const [, specifier] of read(file).matchAll(/^import\s[^;]*?from\s+'(\.[^']+)'/gms))
+      moduleGraph(resolve(dirname(resolve(repoRoot, file)), specifier!).slice(repoRoot.length + 1), seen);
+    return seen;
+  };
+  const raisedCodes = (route: Route) =>
+    new Set(
+      [...moduleGraph(route.handlerFile)].flatMap((file) =>
+        [...read(file).matchAll(/\b(?:apiError|errorRecord)\(\s*'([a-z_]+)'/g)].map((match) => match[1]),
+      ),
+    );
+
+  it.each(routes.map((route) => [route.operation, route] as const))(
+    '%s: the contract lists exactly the codes its code can raise',
+    (_, route) => {
+      expect(raisedCodes(route).size).toBeGreaterThan(0);
+      expect(new Set(operationContracts[route.operation as keyof typeof operationContracts].errors)).toEqual(raisedCodes(route));
+    },
+  );
+});
