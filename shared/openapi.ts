@@ -302,6 +302,13 @@ export const buildOpenApiDocument = (
 /** The document as committed in docs/openapi.json (stable key order, two-space indent, final newline). */
 export const openApiJson = (document: OpenApiDocument = buildOpenApiDocument()) => `${JSON.stringify(document, null, 2)}\n`;
 
+let served: string | undefined;
+/** The document as the local gateway serves it at GET /v1/openapi.json (built once). */
+export const servedOpenApiJson = (): string => {
+  served ??= openApiJson();
+  return served;
+};
+
 /** The repository paths `npm run openapi` writes. */
 export const openApiFiles = { document: 'docs/openapi.json', clientTypes: 'test/generated/openapi.d.ts' } as const;
 

@@ -93,6 +93,7 @@ const main = async () => {
       dynamoDbEndpoint: endpoint,
       ordersTable: env.ORDERS_TABLE,
       apiKeysTable: env.API_KEYS_TABLE,
+      documents: { '/v1/openapi.json': (await import('../../shared/openapi.ts')).servedOpenApiJson },
     });
     console.log(`Store Orders API listening on ${gateway.url}`);
   } catch (error) {
