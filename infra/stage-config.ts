@@ -2,7 +2,19 @@
  * Everything that differs between the deployed stages, in one typed place. The CDK app, the
  * key tool and the docs read it; nothing else branches on the stage name.
  */
+// Type-only: the key tool imports this module and must not pay for loading aws-cdk-lib.
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+
 export type StageName = 'staging' | 'production';
+
+/**
+ * What CloudFormation does with a table when the stack (or the table) goes away. There is no
+ * `destroy`: order data is never deleted by a deploy. (`snapshot` is not offered because
+ * CloudFormation cannot snapshot DynamoDB tables; point-in-time recovery is the backup.)
+ * `retain-except-on-create` keeps the table too, except when the deploy that first created
+ * it fails: then the new, empty table is removed so a retry does not collide with its name.
+ */
+export type DataRemovalPolicy = 'retain' | 'retain-except-on-create';
 
 export type StageConfig = {
   readonly stage: StageName;
@@ -12,6 +24,34 @@ export type StageConfig = {
   /** Fixed names: the orders table is a contract with the store's other systems, which write to it. */
   readonly ordersTableName: string;
   readonly apiKeysTableName: string;
+  /** Stage-wide API Gateway throttling: steady requests per second and burst. Beyond it: 429 too_many_requests. */
+  readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
+  /** API Gateway caches an Allow per key this long, so a revoked key keeps working for up to this long. */
+  readonly authorizerCacheTtlSeconds: number;
+  /** Parallel Scan segments of listOrders (SCAN_SEGMENTS). */
+  readonly scanSegments: number;
+  /** POWERTOOLS_LOG_LEVEL of the functions. */
+  readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** Retention of every log group of the stage (functions, API access and execution logs). */
+  readonly logRetentionDays: RetentionDays;
+  /** Whether a deleted stack takes its log groups along (`destroy`) or leaves them (`retain`). */
+  readonly logRemovalPolicy: 'destroy' | 'retain';
+  /** Both tables: removal policy and deletion protection. */
+  readonly data: { readonly removalPolicy: DataRemovalPolicy; readonly deletionProtection: boolean };
+  readonly alarms: {
+    /** Subscribed to the stage's alarm topic when set (the address must confirm the subscription). */
+    readonly email?: string;
+    /** API answers with status 5xx, as a percentage of all requests in 5 minutes. */
+    readonly serverErrorRatePercent: number;
+    /** API Gateway p99 latency in ms, sustained over three 5-minute periods. */
+    readonly p99LatencyMs: number;
+    /** Failed invocations of one function in 5 minutes (errors the function did not turn into a response). */
+    readonly functionErrors: number;
+    /** Refused keys (AuthFailures) in 5 minutes: a leaked or revoked key in use, or a broken client. */
+    readonly authFailures: number;
+  };
+  /** Serve the stage at https://<domainName>/v1 as well (a regional ACM certificate in the stack's region). */
+  readonly customDomain?: { readonly domainName: string; readonly certificateArn: string };
 };
 
 export const stages: Readonly<Record<StageName, StageConfig>> = {
@@ -21,6 +61,15 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     keyPrefix: 'so_test_',
     ordersTableName: 'store-orders-staging-orders',
     apiKeysTableName: 'store-orders-staging-api-keys',
+    throttling: { rateLimit: 20, burstLimit: 40 },
+    authorizerCacheTtlSeconds: 300,
+    scanSegments: 4,
+    logLevel: 'DEBUG',
+    logRetentionDays: 14,
+    logRemovalPolicy: 'destroy',
+    // No deletion protection: tearing staging down completely includes deleting its retained tables by hand.
+    data: { removalPolicy: 'retain-except-on-create', deletionProtection: false },
+    alarms: { serverErrorRatePercent: 5, p99LatencyMs: 5000, functionErrors: 5, authFailures: 100 },
   },
   production: {
     stage: 'production',
@@ -28,6 +77,14 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     keyPrefix: 'so_live_',
     ordersTableName: 'store-orders-production-orders',
     apiKeysTableName: 'store-orders-production-api-keys',
+    throttling: { rateLimit: 100, burstLimit: 200 },
+    authorizerCacheTtlSeconds: 300,
+    scanSegments: 8,
+    logLevel: 'INFO',
+    logRetentionDays: 90,
+    logRemovalPolicy: 'retain',
+    data: { removalPolicy: 'retain', deletionProtection: true },
+    alarms: { serverErrorRatePercent: 1, p99LatencyMs: 3000, functionErrors: 1, authFailures: 50 },
   },
 };
 
