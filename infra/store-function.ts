@@ -1,0 +1,94 @@
+import { resolve } from 'node:path';
+import { type Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { StageConfig } from './stage-config.ts';
+
+export const repoRoot = resolve(import.meta.dirname, '..');
+
+export type StoreFunctionProps = {
+  readonly config: StageConfig;
+  /** The handler module, relative to the repository root; it exports `handler`. */
+  readonly handlerFile: string;
+  readonly description: string;
+  readonly memorySize: number;
+  readonly timeout: Duration;
+  /** Only what this function reads (see shared/config.ts). */
+  readonly environment: Readonly<Record<string, string>>;
+};
+
+/**
+ * One Lambda function of the service with the runtime defaults every function shares:
+ * Node.js 24 on arm64, a minified ESM bundle made by the local esbuild (no Docker) with the
+ * AWS SDK inside, source maps, X-Ray, and a log group of its own with the stage's retention.
+ * Its role may only write to that log group and send traces; data access is granted by the
+ * stack, one action at a time.
+ */
+export class StoreFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly logGroup: logs.LogGroup;
+  readonly role: iam.Role;
+
+  constructor(scope: Construct, id: string, props: StoreFunctionProps) {
+    super(scope, id);
+    const { config } = props;
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: config.logRetentionDays,
+      removalPolicy: config.logRemovalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+
+    // An own role instead of AWSLambdaBasicExecutionRole, which may create and write any log group.
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `${props.description} (${config.stage})`,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    this.function = new NodejsFunction(this, 'Function', {
+      entry: resolve(repoRoot, props.handlerFile),
+      handler: 'handler',
+      projectRoot: repoRoot,
+      depsLockFilePath: resolve(repoRoot, 'package-lock.json'),
+      description: props.description,
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize,
+      timeout: props.timeout,
+      role: this.role,
+      logGroup: this.logGroup,
+      tracing: lambda.Tracing.ACTIVE,
+      environment: {
+        ...props.environment,
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: 'store-orders',
+        POWERTOOLS_METRICS_NAMESPACE: 'StoreOrders',
+        POWERTOOLS_LOG_LEVEL: config.logLevel,
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node24',
+        minify: true,
+        sourceMap: true,
+        // Stack traces need the mappings, not a copy of the sources.
+        sourcesContent: false,
+        // Bundle the SDK too: the version is the one tested, not whatever the runtime ships.
+        externalModules: [],
+        mainFields: ['module', 'main'],
+        // Some CommonJS dependencies call require(); an ESM bundle has none unless it is made.
+        banner:
+          "import { createRequire as storeOrdersCreateRequire } from 'node:module'; const require = storeOrdersCreateRequire(import.meta.url);",
+        forceDockerBundling: false,
+      },
+    });
+
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Only the X-Ray actions added by Tracing.ACTIVE (xray:PutTraceSegments, xray:PutTelemetryRecords) use Resource "*": X-Ray does not support resource-level permissions for them.',
+    });
+  }
+}
