@@ -1,0 +1,36 @@
+/**
+ * The CDK app: one stack per stage, from infra/stage-config.ts. `cdk synth` runs it (cdk.json);
+ * the infra tests build the very same app through `createApp`.
+ */
+import { App, type AppProps, type Environment, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { stages } from './stage-config.ts';
+import { StoreOrdersStack } from './store-orders-stack.ts';
+
+/**
+ * The target account and region when the CDK CLI knows them (CDK_DEFAULT_ACCOUNT/REGION come
+ * from the credentials in use). Without them the stacks are environment-agnostic, so synth
+ * needs no credentials.
+ */
+export const environmentFromCdk = (env: NodeJS.ProcessEnv = process.env): Environment | undefined => {
+  const { CDK_DEFAULT_ACCOUNT: account, CDK_DEFAULT_REGION: region } = env;
+  if (account === undefined && region === undefined) return undefined;
+  return { ...(account === undefined ? {} : { account }), ...(region === undefined ? {} : { region }) };
+};
+
+export const createApp = (props: AppProps = {}, env: Environment | undefined = environmentFromCdk()) => {
+  const app = new App(props);
+  for (const config of Object.values(stages)) {
+    new StoreOrdersStack(app, config.stackName, {
+      config,
+      env,
+      description: `Store Orders Service, ${config.stage} stage: REST API, functions, tables, alarms`,
+      tags: { service: 'store-orders', stage: config.stage },
+    });
+  }
+  // Every synth is checked: a finding without a written acknowledgement fails it.
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  return app;
+};
+
+if (import.meta.main) createApp().synth();
