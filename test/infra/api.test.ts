@@ -1,0 +1,215 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { stages } from '../../infra/stage-config.ts';
+import { accessLogFormat } from '../../infra/store-orders-stack.ts';
+import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
+import { type ErrorCode, errorCodes, errorHeaders, errorRecord, gatewayResponseCodes } from '../../shared/errors.ts';
+import { basePath, routes } from '../../shared/routes.ts';
+import { logicalId, methodsByRoute, stageNames, synthApp } from './support.ts';
+
+const { stack, template } = synthApp();
+
+describe.each(stageNames)('the %s REST API', (stage) => {
+  const config = stages[stage];
+  const t = template(stage);
+
+  it('is one regional REST API named for the stage, deployed to a stage of that name', () => {
+    t.resourceCountIs('AWS::ApiGateway::RestApi', 1);
+    t.hasResourceProperties('AWS::ApiGateway::RestApi', {
+      Name: `store-orders-${stage}`,
+      EndpointConfiguration: { Types: ['REGIONAL'] },
+    });
+    t.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: stage });
+  });
+
+  it('serves exactly the routes of the shared route table, each with its own function', () => {
+    const methods = methodsByRoute(t);
+    expect([...methods.keys()].sort()).toEqual(routes.map((route) => `${route.method} ${basePath}${route.path}`).sort());
+    expect([...methods.keys()].sort()).toEqual(['DELETE /v1/store/orders/{orderId}', 'GET /v1/store/orders']);
+    for (const route of routes) {
+      const method = methods.get(`${route.method} ${basePath}${route.path}`)!;
+      expect(method).toMatchObject({ OperationName: route.operation, Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' } });
+    }
+  });
+
+  it('streams the list response (ResponseTransferMode STREAM) and buffers the cancel response', () => {
+    const methods = methodsByRoute(t);
+    const list = methods.get('GET /v1/store/orders')!.Integration as Record<string, unknown>;
+    const cancel = methods.get('DELETE /v1/store/orders/{orderId}')!.Integration as Record<string, unknown>;
+    expect(list.ResponseTransferMode).toBe('STREAM');
+    // Streaming goes through Lambda's InvokeWithResponseStream API, and may run up to 15 minutes.
+    expect(JSON.stringify(list.Uri)).toContain('/response-streaming-invocations');
+    expect(list.TimeoutInMillis).toBe(900_000);
+    expect(cancel.ResponseTransferMode).toBe('BUFFERED');
+    expect(JSON.stringify(cancel.Uri)).toContain('/invocations');
+    expect(cancel.TimeoutInMillis).toBe(29_000);
+    for (const route of routes) {
+      const integration = methods.get(`${route.method} ${basePath}${route.path}`)!.Integration as Record<string, unknown>;
+      expect(integration.ResponseTransferMode).toBe(route.streaming ? 'STREAM' : 'BUFFERED');
+    }
+  });
+
+  it('puts every method behind the TOKEN authorizer', () => {
+    const authorizerId = logicalId(stack(stage), stack(stage).node.findChild('TokenAuthorizer'));
+    for (const method of methodsByRoute(t).values()) {
+      expect(method).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: authorizerId } });
+    }
+  });
+
+  it('has a TOKEN authorizer on the Authorization header, with the bearer regex and the stage cache TTL', () => {
+    t.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
+    t.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      Type: 'TOKEN',
+      IdentitySource: 'method.request.header.Authorization',
+      IdentityValidationExpression: authorizationHeaderPattern.source,
+      AuthorizerResultTtlInSeconds: config.authorizerCacheTtlSeconds,
+      AuthorizerUri: Match.objectLike({
+        'Fn::Join': ['', Match.arrayWith([Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('^AuthorizerFunction'), 'Arn'] })])],
+      }),
+    });
+  });
+
+  it('lets only well-formed bearer headers through to the authorizer function', () => {
+    const expression = new RegExp(authorizationHeaderPattern.source);
+    expect(expression.test('Bearer so_test_abc-DEF_123')).toBe(true);
+    expect(expression.test('bearer so_live_x/y+z==')).toBe(true);
+    expect(expression.test('Basic dXNlcjpwYXNz')).toBe(false);
+    expect(expression.test('Bearer')).toBe(false);
+    expect(expression.test('Bearer two words')).toBe(false);
+  });
+
+  it('throttles the whole stage with the stage configuration, traces it, and logs execution errors only', () => {
+    t.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: stage,
+      TracingEnabled: true,
+      MethodSettings: [
+        {
+          HttpMethod: '*',
+          ResourcePath: '/*',
+          ThrottlingRateLimit: config.throttling.rateLimit,
+          ThrottlingBurstLimit: config.throttling.burstLimit,
+          LoggingLevel: 'ERROR',
+          // Data trace would log the Authorization header.
+          DataTraceEnabled: false,
+        },
+      ],
+    });
+  });
+
+  it('writes JSON access logs with request ids, status, authorizer and integration errors, latency and ip', () => {
+    const format = accessLogFormat;
+    t.hasResourceProperties('AWS::ApiGateway::Stage', {
+      AccessLogSetting: { Format: format, DestinationArn: Match.anyValue() },
+    });
+    // What a log line looks like once API Gateway has filled the variables in.
+    const line = JSON.parse(format.replaceAll(/\$context\.[A-Za-z.]+/g, (variable) => (/status|Latency$/.test(variable) ? '200' : '-')));
+    expect(Object.keys(line)).toEqual(
+      expect.arrayContaining([
+        'requestId',
+        'extendedRequestId',
+        'authorizerError',
+        'status',
+        'httpMethod',
+        'path',
+        'responseLatency',
+        'integrationError',
+        'ip',
+      ]),
+    );
+    expect(format).toContain('"requestId":"$context.requestId"');
+    expect(format).toContain('"extendedRequestId":"$context.extendedRequestId"');
+    expect(format).toContain('"authorizerError":"$context.authorizer.error"');
+    expect(format).toContain('"status":$context.status');
+    expect(format).toContain('"ip":"$context.identity.sourceIp"');
+    expect(format.toLowerCase()).not.toContain('authorization');
+    t.hasResourceProperties('AWS::Logs::LogGroup', {
+      LogGroupName: { 'Fn::Join': ['', ['API-Gateway-Execution-Logs_', Match.anyValue(), `/${stage}`]] },
+      RetentionInDays: config.logRetentionDays,
+    });
+  });
+
+  describe('gateway responses', () => {
+    const required = [
+      'UNAUTHORIZED',
+      'ACCESS_DENIED',
+      'MISSING_AUTHENTICATION_TOKEN',
+      'THROTTLED',
+      'AUTHORIZER_FAILURE',
+      'AUTHORIZER_CONFIGURATION_ERROR',
+      'DEFAULT_4XX',
+      'DEFAULT_5XX',
+    ];
+
+    it('rewrite every answer the gateway gives on its own, per the shared table', () => {
+      expect(Object.keys(gatewayResponseCodes)).toEqual(expect.arrayContaining(required));
+      t.resourceCountIs('AWS::ApiGateway::GatewayResponse', Object.keys(gatewayResponseCodes).length);
+      for (const [type, code] of Object.entries(gatewayResponseCodes) as [string, ErrorCode][]) {
+        const extraHeaders = Object.fromEntries(
+          Object.entries(errorHeaders(code)).map(([name, value]) => [`gatewayresponse.header.${name}`, `'${value}'`]),
+        );
+        t.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+          ResponseType: type,
+          StatusCode: String(errorCodes[code].status),
+          ResponseTemplates: { 'application/json': JSON.stringify(errorRecord(code)) },
+          ResponseParameters: {
+            'gatewayresponse.header.Content-Type': "'application/json'",
+            'gatewayresponse.header.Cache-Control': "'no-store'",
+            'gatewayresponse.header.X-Request-Id': 'context.requestId',
+            ...extraHeaders,
+          },
+        });
+      }
+    });
+
+    it('answer with an Error record whose status is the response status', () => {
+      const responses = t.findResources('AWS::ApiGateway::GatewayResponse');
+      for (const { Properties } of Object.values(responses)) {
+        const body = JSON.parse(Properties.ResponseTemplates['application/json']);
+        expect(Object.keys(body).sort()).toEqual(['code', 'message', 'status']);
+        expect(String(body.status)).toBe(Properties.StatusCode);
+        expect(body.code).toBe(gatewayResponseCodes[Properties.ResponseType as keyof typeof gatewayResponseCodes]);
+      }
+    });
+
+    it('answer 401 unauthorized with WWW-Authenticate: Bearer when the key is missing, malformed or refused', () => {
+      for (const type of ['UNAUTHORIZED', 'ACCESS_DENIED']) {
+        t.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+          ResponseType: type,
+          StatusCode: '401',
+          ResponseParameters: Match.objectLike({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" }),
+          ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"code":"unauthorized"') },
+        });
+      }
+    });
+
+    it('turn the 403 "Missing Authentication Token" of an unknown route into 404 route_not_found', () => {
+      t.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: 'MISSING_AUTHENTICATION_TOKEN',
+        StatusCode: '404',
+        ResponseTemplates: {
+          'application/json': JSON.stringify({ code: 'route_not_found', message: errorCodes.route_not_found.message, status: 404 }),
+        },
+      });
+    });
+
+    it('answer throttling with 429 too_many_requests and Retry-After', () => {
+      t.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: 'THROTTLED',
+        StatusCode: '429',
+        ResponseParameters: Match.objectLike({ 'gatewayresponse.header.Retry-After': "'1'" }),
+        ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"code":"too_many_requests"') },
+      });
+    });
+
+    it('answer authorizer failures and other 5xx with 500 internal_error', () => {
+      for (const type of ['AUTHORIZER_FAILURE', 'AUTHORIZER_CONFIGURATION_ERROR', 'DEFAULT_5XX']) {
+        t.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+          ResponseType: type,
+          StatusCode: '500',
+          ResponseTemplates: { 'application/json': JSON.stringify(errorRecord('internal_error')) },
+        });
+      }
+      t.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'DEFAULT_4XX', StatusCode: '400' });
+    });
+  });
+});

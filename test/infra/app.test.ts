@@ -1,0 +1,44 @@
+import { Token } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { createApp, environmentFromCdk } from '../../infra/app.ts';
+import { stages } from '../../infra/stage-config.ts';
+import { StoreOrdersStack } from '../../infra/store-orders-stack.ts';
+import { cdkJsonContext, stageNames, synthApp, tempDir } from './support.ts';
+
+describe('the CDK app', () => {
+  it('has one stack per stage, named StoreOrders-<stage>', () => {
+    const { app } = synthApp();
+    const stacks = app.node.children.filter((child) => child instanceof StoreOrdersStack);
+    expect(stacks.map((stack) => stack.stackName).sort()).toEqual(['StoreOrders-production', 'StoreOrders-staging']);
+    expect(stageNames.map((stage) => stages[stage].stackName).sort()).toEqual(['StoreOrders-production', 'StoreOrders-staging']);
+  });
+
+  it('is environment-agnostic when the CDK environment names no account or region', () => {
+    expect(environmentFromCdk({})).toBeUndefined();
+    const { stack } = synthApp();
+    expect(Token.isUnresolved(stack('staging').account)).toBe(true);
+    expect(Token.isUnresolved(stack('production').region)).toBe(true);
+  });
+
+  it('takes account and region from CDK_DEFAULT_ACCOUNT and CDK_DEFAULT_REGION when present', () => {
+    const env = environmentFromCdk({ CDK_DEFAULT_ACCOUNT: '123456789012', CDK_DEFAULT_REGION: 'eu-west-1' });
+    expect(env).toEqual({ account: '123456789012', region: 'eu-west-1' });
+    expect(environmentFromCdk({ CDK_DEFAULT_REGION: 'eu-west-1' })).toEqual({ region: 'eu-west-1' });
+
+    const app = createApp({ outdir: tempDir('store-orders-env-'), context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } }, env);
+    for (const stage of stageNames) {
+      const stack = app.node.findChild(stages[stage].stackName) as StoreOrdersStack;
+      expect([stack.account, stack.region]).toEqual(['123456789012', 'eu-west-1']);
+    }
+  });
+
+  it('keeps every stage difference in the typed stage configuration', () => {
+    const { staging, production } = stages;
+    // Production keeps its data whatever happens to the stack; no stage may ever delete it.
+    expect(production.data).toEqual({ removalPolicy: 'retain', deletionProtection: true });
+    expect(Object.values(stages).map((config) => config.data.removalPolicy)).not.toContain('destroy');
+    expect(production.logRetentionDays).toBeGreaterThan(staging.logRetentionDays);
+    expect(production.throttling.rateLimit).toBeGreaterThan(0);
+    expect(staging.throttling.burstLimit).toBeGreaterThanOrEqual(staging.throttling.rateLimit);
+  });
+});

@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Validations } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { stageNames, synthApp } from './support.ts';
+
+type Violation = {
+  ruleName: string;
+  severity: string;
+  acknowledgedId?: string;
+  acknowledgedAt?: string;
+  reason?: string;
+  violatingConstructs: { constructPath: string }[];
+};
+type ValidationReport = {
+  pluginReports: { pluginName: string; conclusion: string; violations: Violation[]; suppressedViolations?: Violation[] }[];
+};
+
+describe('cdk-nag AwsSolutions over both stacks', () => {
+  const { app, outdir, template } = synthApp();
+  // Throws with the findings if any rule fails (the app registers the checks, as `cdk synth` runs it).
+  app.synth();
+  const report: ValidationReport = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8'));
+  const awsSolutions = report.pluginReports.find((plugin) => plugin.pluginName === 'AwsSolutions');
+  const suppressed = awsSolutions?.suppressedViolations ?? [];
+
+  it('ran and left zero unresolved findings, errors or warnings', () => {
+    expect(awsSolutions?.conclusion).toBe('success');
+    expect(report.pluginReports.flatMap((plugin) => plugin.violations)).toEqual([]);
+  });
+
+  it('checked both stacks', () => {
+    const stacks = new Set(
+      suppressed.flatMap((violation) => violation.violatingConstructs.map(({ constructPath }) => constructPath.split('/')[0])),
+    );
+    expect([...stacks].sort()).toEqual(stageNames.map((stage) => `StoreOrders-${stage}`).sort());
+  });
+
+  it('acknowledges only these rules, each with a written reason', () => {
+    expect([...new Set(suppressed.map((violation) => violation.ruleName))].sort()).toEqual([
+      'AwsSolutions-APIG2',
+      'AwsSolutions-APIG3',
+      'AwsSolutions-COG4',
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      'AwsSolutions-IAM5[Resource::*]',
+    ]);
+    for (const violation of suppressed) expect(violation.reason?.length).toBeGreaterThan(60);
+  });
+
+  it('has no acknowledgement that silences nothing', () => {
+    const acknowledgements = app.node
+      .findAll()
+      .flatMap((construct) =>
+        construct.node.metadata
+          .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+          .flatMap((entry) =>
+            Object.entries(entry.data as Record<string, string>).map(([id, reason]) => ({ at: construct.node.path, id, reason })),
+          ),
+      );
+    expect(acknowledgements.length).toBeGreaterThan(0);
+    for (const { at, id, reason } of acknowledgements) {
+      expect(id).toMatch(/^AwsSolutions::AwsSolutions-[A-Z]+\d+/);
+      expect(reason.trim().length).toBeGreaterThan(60);
+      expect(suppressed.some((violation) => violation.acknowledgedAt === at && violation.acknowledgedId === id)).toBe(true);
+    }
+  });
+
+  it('suppresses the wildcard resource only where it holds nothing but the X-Ray actions', () => {
+    for (const stage of stageNames) {
+      for (const policy of Object.values(template(stage).findResources('AWS::IAM::Policy'))) {
+        for (const statement of policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]) {
+          if (statement.Resource === '*')
+            expect([statement.Action].flat().sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+        }
+      }
+    }
+    expect(suppressed.filter((violation) => violation.ruleName === 'AwsSolutions-IAM5[Resource::*]')).toHaveLength(3 * stageNames.length);
+  });
+});

@@ -1,0 +1,125 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { stages } from '../../infra/stage-config.ts';
+import type { StoreFunction } from '../../infra/store-function.ts';
+import { logicalId, roleActions, stageNames, synthApp } from './support.ts';
+
+const { stack, template } = synthApp();
+
+describe.each(stageNames)('the %s functions', (stage) => {
+  const config = stages[stage];
+  const t = template(stage);
+  const s = stack(stage);
+  const fn = (id: string) => s.node.findChild(id) as StoreFunction;
+  const functionProperties = (id: string) => t.toJSON().Resources[logicalId(s, fn(id).function)].Properties;
+  const ids = ['ListOrdersFunction', 'CancelOrderFunction', 'AuthorizerFunction'];
+  const ordersTable = logicalId(s, s.ordersTable);
+  const apiKeysTable = logicalId(s, s.apiKeysTable);
+
+  it('are three: one per route and the authorizer', () => {
+    t.resourceCountIs('AWS::Lambda::Function', 3);
+  });
+
+  it.each(ids)('%s runs Node.js 24 on arm64 with X-Ray tracing, source maps and Powertools settings', (id) => {
+    expect(functionProperties(id)).toMatchObject({
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      TracingConfig: { Mode: 'Active' },
+      Environment: {
+        Variables: {
+          NODE_OPTIONS: '--enable-source-maps',
+          POWERTOOLS_SERVICE_NAME: 'store-orders',
+          POWERTOOLS_METRICS_NAMESPACE: 'StoreOrders',
+          POWERTOOLS_LOG_LEVEL: config.logLevel,
+        },
+      },
+    });
+  });
+
+  it.each(ids)('%s logs to a log group of its own with the stage retention', (id) => {
+    const logGroup = logicalId(s, fn(id).logGroup);
+    expect(functionProperties(id).LoggingConfig).toEqual({ LogGroup: { Ref: logGroup } });
+    t.hasResource('AWS::Logs::LogGroup', {
+      Properties: { RetentionInDays: config.logRetentionDays },
+      DeletionPolicy: config.logRemovalPolicy === 'retain' ? 'Retain' : 'Delete',
+    });
+  });
+
+  it('give each function only the environment it reads', () => {
+    expect(functionProperties('ListOrdersFunction').Environment.Variables).toMatchObject({
+      ORDERS_TABLE: { Ref: ordersTable },
+      SCAN_SEGMENTS: String(config.scanSegments),
+    });
+    expect(functionProperties('CancelOrderFunction').Environment.Variables).toMatchObject({ ORDERS_TABLE: { Ref: ordersTable } });
+    expect(functionProperties('AuthorizerFunction').Environment.Variables).toMatchObject({ API_KEYS_TABLE: { Ref: apiKeysTable } });
+    expect(functionProperties('CancelOrderFunction').Environment.Variables).not.toHaveProperty('API_KEYS_TABLE');
+    expect(functionProperties('AuthorizerFunction').Environment.Variables).not.toHaveProperty('ORDERS_TABLE');
+    for (const id of ids) expect(functionProperties(id).Environment.Variables).not.toHaveProperty('DYNAMODB_ENDPOINT');
+  });
+
+  it('give the streaming list more memory and time than cancel and the authorizer', () => {
+    const list = functionProperties('ListOrdersFunction');
+    const cancel = functionProperties('CancelOrderFunction');
+    const authorizer = functionProperties('AuthorizerFunction');
+    expect(list).toMatchObject({ MemorySize: 1024, Timeout: 900 });
+    expect(cancel).toMatchObject({ MemorySize: 512, Timeout: 20 });
+    expect(authorizer).toMatchObject({ MemorySize: 512, Timeout: 20 });
+    // cancel must end (with a 503 if need be) before API Gateway's 29 s integration timeout.
+    expect(cancel.Timeout).toBeLessThan(29);
+  });
+
+  describe('least privilege', () => {
+    const roleOf = (id: string) => logicalId(s, fn(id).role);
+    const xrayAndLogs = ['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+
+    it('lets listOrders only Scan the orders table', () => {
+      expect(roleActions(t, roleOf('ListOrdersFunction'))).toEqual([...xrayAndLogs, 'dynamodb:Scan'].sort());
+      t.hasResourceProperties('AWS::IAM::Policy', {
+        Roles: [{ Ref: roleOf('ListOrdersFunction') }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([{ Action: 'dynamodb:Scan', Effect: 'Allow', Resource: { 'Fn::GetAtt': [ordersTable, 'Arn'] } }]),
+        },
+      });
+    });
+
+    it('lets cancelOrder only UpdateItem the orders table', () => {
+      expect(roleActions(t, roleOf('CancelOrderFunction'))).toEqual([...xrayAndLogs, 'dynamodb:UpdateItem'].sort());
+      t.hasResourceProperties('AWS::IAM::Policy', {
+        Roles: [{ Ref: roleOf('CancelOrderFunction') }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            { Action: 'dynamodb:UpdateItem', Effect: 'Allow', Resource: { 'Fn::GetAtt': [ordersTable, 'Arn'] } },
+          ]),
+        },
+      });
+    });
+
+    it('lets the authorizer only GetItem the API-keys table', () => {
+      expect(roleActions(t, roleOf('AuthorizerFunction'))).toEqual([...xrayAndLogs, 'dynamodb:GetItem'].sort());
+      t.hasResourceProperties('AWS::IAM::Policy', {
+        Roles: [{ Ref: roleOf('AuthorizerFunction') }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([{ Action: 'dynamodb:GetItem', Effect: 'Allow', Resource: { 'Fn::GetAtt': [apiKeysTable, 'Arn'] } }]),
+        },
+      });
+    });
+
+    it.each(ids)('%s writes only to its own log group and has no managed policy', (id) => {
+      t.hasResourceProperties('AWS::IAM::Policy', {
+        Roles: [{ Ref: roleOf(id) }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            {
+              Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+              Effect: 'Allow',
+              Resource: { 'Fn::GetAtt': [logicalId(s, fn(id).logGroup), 'Arn'] },
+            },
+          ]),
+        },
+      });
+      const role = t.toJSON().Resources[roleOf(id)];
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    });
+  });
+});

@@ -1,0 +1,72 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll } from 'vitest';
+import { createApp } from '../../infra/app.ts';
+import { type StageName, stages } from '../../infra/stage-config.ts';
+import type { StoreOrdersStack } from '../../infra/store-orders-stack.ts';
+
+export const repoRoot = resolve(import.meta.dirname, '../..');
+
+/** The feature flags of cdk.json, so the tests build the same templates `cdk synth` does. */
+export const cdkJsonContext = (): Record<string, unknown> => JSON.parse(readFileSync(join(repoRoot, 'cdk.json'), 'utf8')).context;
+
+/** A temporary directory removed after the test file. */
+export const tempDir = (prefix: string): string => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+};
+
+/**
+ * The app as `cdk synth` builds it (cdk-nag included), environment-agnostic. Bundling is
+ * skipped unless `bundle` names the stacks to bundle: one test bundles for real.
+ */
+export const synthApp = (options: { bundle?: string[]; context?: Record<string, unknown> } = {}) => {
+  const outdir = tempDir('store-orders-cdk-');
+  const app: App = createApp(
+    { outdir, context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': options.bundle ?? [], ...options.context } },
+    undefined,
+  );
+  const stack = (stage: StageName) => app.node.findChild(stages[stage].stackName) as StoreOrdersStack;
+  return { app, outdir, stack, template: (stage: StageName) => Template.fromStack(stack(stage)) };
+};
+
+export const stageNames = Object.keys(stages) as StageName[];
+
+/** The logical id CloudFormation knows a construct's resource by. */
+export const logicalId = (stack: Stack, construct: { node: { defaultChild?: unknown } }): string =>
+  stack.getLogicalId(construct.node.defaultChild as Parameters<Stack['getLogicalId']>[0]);
+
+type CfnResource = { Type: string; Properties?: Record<string, unknown> };
+
+/** "GET /v1/store/orders" → the method's properties, from the resource tree of the template. */
+export const methodsByRoute = (template: Template): Map<string, Record<string, unknown>> => {
+  const resources = template.toJSON().Resources as Record<string, CfnResource>;
+  const pathOf = (logical: string): string => {
+    const properties = resources[logical]?.Properties ?? {};
+    const parent = properties.ParentId as { Ref?: string } | undefined;
+    const prefix = parent?.Ref === undefined ? '' : pathOf(parent.Ref);
+    return `${prefix}/${properties.PathPart as string}`;
+  };
+  const methods = new Map<string, Record<string, unknown>>();
+  for (const resource of Object.values(resources)) {
+    if (resource.Type !== 'AWS::ApiGateway::Method') continue;
+    const properties = resource.Properties ?? {};
+    const resourceId = properties.ResourceId as { Ref?: string };
+    const path = resourceId.Ref === undefined ? '/' : pathOf(resourceId.Ref);
+    methods.set(`${properties.HttpMethod as string} ${path}`, properties);
+  }
+  return methods;
+};
+
+/** Every action of every statement of the policies attached to a role. */
+export const roleActions = (template: Template, roleLogicalId: string): string[] => {
+  const policies = template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleLogicalId }] } });
+  return Object.values(policies)
+    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[] }[])
+    .flatMap((statement) => [statement.Action].flat())
+    .sort();
+};

@@ -1,0 +1,52 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { stages } from '../../infra/stage-config.ts';
+import { repoRoot, tempDir } from './support.ts';
+
+/** This process's environment without anything that could give the CLI AWS credentials or a target. */
+const withoutAws = (): NodeJS.ProcessEnv => {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(AWS_|CDK_)/.test(name)));
+  const nowhere = join(tempDir('store-orders-no-aws-'), 'none');
+  return {
+    ...env,
+    AWS_CONFIG_FILE: nowhere,
+    AWS_SHARED_CREDENTIALS_FILE: nowhere,
+    // Do not wait for an instance metadata service that is not there.
+    AWS_EC2_METADATA_DISABLED: 'true',
+    CDK_DISABLE_CLI_TELEMETRY: 'true',
+    // The app runs on the Node.js the tests run on (24, from the project's node devDependency).
+    PATH: [dirname(process.execPath), join(repoRoot, 'node_modules/.bin'), process.env.PATH].join(delimiter),
+  };
+};
+
+describe('npx cdk synth', () => {
+  it('synthesizes both stacks with no AWS credentials', { timeout: 120_000 }, () => {
+    const outdir = tempDir('store-orders-synth-');
+    const started = performance.now();
+    const result = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-o', outdir], {
+      cwd: repoRoot,
+      env: withoutAws(),
+      encoding: 'utf8',
+    });
+    const seconds = (performance.now() - started) / 1000;
+    expect(result.status, result.stderr).toBe(0);
+
+    const manifest = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8'));
+    for (const config of Object.values(stages)) {
+      expect(manifest.artifacts[config.stackName]).toMatchObject({
+        type: 'aws:cloudformation:stack',
+        // No account: nothing was looked up with credentials.
+        environment: expect.stringMatching(/^aws:\/\/unknown-account\//),
+      });
+      const stackTemplate = JSON.parse(readFileSync(join(outdir, `${config.stackName}.template.json`), 'utf8'));
+      expect(Object.values(stackTemplate.Resources).filter((r) => (r as { Type: string }).Type === 'AWS::Lambda::Function')).toHaveLength(
+        3,
+      );
+    }
+    expect(existsSync(join(outdir, 'validation-report.json'))).toBe(true);
+    // Bundling included, this takes ~6-9 s on a small machine; a minute means something hangs (e.g. a credential lookup).
+    expect(seconds).toBeLessThan(60);
+  });
+});
