@@ -278,7 +278,7 @@ export class StoreOrdersStack extends Stack {
       {
         id: 'AwsSolutions::AwsSolutions-COG4',
         reason:
-          'Clients are programs holding bearer API keys, not Cognito users: the keys are checked by the Lambda TOKEN authorizer (DESIGN.md, Authentication).',
+          'Clients are programs holding bearer API keys (issued by `npm run keys`), not Cognito users: the Lambda TOKEN authorizer checks each key against the stage API-keys table.',
       },
     );
     Validations.of(this.api.node.findChild('CloudWatchRole')).acknowledge({

@@ -213,3 +213,19 @@ describe.each(stageNames)('the %s REST API', (stage) => {
     });
   });
 });
+
+describe('a change to the shared error table', () => {
+  it('makes a new API deployment, so the stage serves the new gateway responses', () => {
+    const deploymentOf = () => Object.keys(synthApp().template('staging').findResources('AWS::ApiGateway::Deployment'));
+    const before = deploymentOf();
+    const entry = errorCodes.route_not_found as { message: string };
+    const message = entry.message;
+    try {
+      entry.message = 'No such route.';
+      expect(deploymentOf()).not.toEqual(before);
+    } finally {
+      entry.message = message;
+    }
+    expect(deploymentOf()).toEqual(before);
+  });
+});
