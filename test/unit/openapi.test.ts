@@ -10,7 +10,8 @@ import {
   openApiJson,
   operationContracts,
 } from '../../shared/openapi.ts';
-import { type Route, routes } from '../../shared/routes.ts';
+import { deprecationHeaders, type Route, routes } from '../../shared/routes.ts';
+import { deprecatedRoute } from '../fixtures/deprecated-route.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8');
@@ -172,4 +173,27 @@ describe('the error codes of each operation', () => {
       expect(new Set(operationContracts[route.operation as keyof typeof operationContracts].errors)).toEqual(raisedCodes(route));
     },
   );
+});
+
+describe('deprecation', () => {
+  it('every deprecated route has valid dates, a sunset not before its deprecation (RFC 9745 §3) and a successor', () => {
+    for (const route of [...routes, deprecatedRoute] as Route[]) {
+      if (route.deprecation === undefined) continue;
+      const since = Date.parse(route.deprecation.since);
+      const sunset = Date.parse(route.deprecation.sunset);
+      expect(Number.isNaN(since), `${route.operation} since`).toBe(false);
+      expect(Number.isNaN(sunset), `${route.operation} sunset`).toBe(false);
+      expect(sunset, `${route.operation}: Sunset earlier than Deprecation`).toBeGreaterThanOrEqual(since);
+      expect(route.deprecation.successor).toMatch(/^(\/|https:\/\/)/);
+    }
+  });
+
+  it('writes Deprecation as an RFC 9745 date, Sunset as an RFC 8594 HTTP-date, and a successor-version Link', () => {
+    expect(deprecationHeaders(deprecatedRoute)).toEqual({
+      Deprecation: '@1735689600',
+      Sunset: 'Thu, 31 Dec 2026 00:00:00 GMT',
+      Link: '</v1/store/orders>; rel="successor-version"',
+    });
+    for (const route of routes) expect(deprecationHeaders(route)).toEqual({});
+  });
 });
