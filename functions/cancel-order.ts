@@ -7,6 +7,7 @@ import { httpMiddleware } from '../shared/http.ts';
 import { logger, metricNames, metrics } from '../shared/observability.ts';
 import { parseOrderId } from '../shared/order-id.ts';
 import { cancelOrder } from '../shared/orders-repository.ts';
+import { routeOf } from '../shared/routes.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(functionEnvSchema.pick({ ORDERS_TABLE: true, DYNAMODB_ENDPOINT: true }));
@@ -40,4 +41,6 @@ const cancel = async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResul
   }
 };
 
-export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>().use(httpMiddleware('cancelOrder')).handler(cancel);
+export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+  .use(httpMiddleware(routeOf('cancelOrder')))
+  .handler(cancel);

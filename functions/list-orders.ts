@@ -9,6 +9,7 @@ import { acceptsGzip, header, httpMiddleware } from '../shared/http.ts';
 import { flushMetrics, logger, metricNames, metrics } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
 import { type InvalidItemReport, scanOrderPages } from '../shared/orders-repository.ts';
+import { routeOf } from '../shared/routes.ts';
 import type { Order } from '../shared/schemas.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
@@ -59,5 +60,5 @@ const listOrders = async (event: APIGatewayProxyEvent) => {
 export const handler = middy<APIGatewayProxyEvent, { statusCode: number; headers: Record<string, string>; body: Readable }>({
   executionMode: executionModeStreamifyResponse,
 })
-  .use(httpMiddleware('listOrders'))
+  .use(httpMiddleware(routeOf('listOrders')))
   .handler(listOrders);

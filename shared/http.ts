@@ -4,7 +4,7 @@ import httpErrorHandler from '@middy/http-error-handler';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { errorRecord, isApiError } from './errors.ts';
 import { logger, metricsMiddleware } from './observability.ts';
-import { deprecationHeaders, type Operation, routes } from './routes.ts';
+import { deprecationHeaders, type Route } from './routes.ts';
 
 /** A header's value whatever its case (API Gateway keeps the client's spelling). */
 export const header = (headers: APIGatewayProxyEvent['headers'] | null | undefined, name: string): string | undefined => {
@@ -28,8 +28,9 @@ type HttpResponse = { statusCode: number; headers?: Record<string, string | numb
  * responses included. Used before httpErrorHandler so that its onError runs after the
  * error has become a response (middy runs onError hooks in reverse order).
  */
-const requestEnvelope = (operation: Operation): MiddlewareObj<APIGatewayProxyEvent, HttpResponse> => {
-  const fixedHeaders = { 'Cache-Control': 'no-store', ...deprecationHeaders(routes.find((route) => route.operation === operation)) };
+const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, HttpResponse> => {
+  const { operation } = route;
+  const fixedHeaders = { 'Cache-Control': 'no-store', ...deprecationHeaders(route) };
   const startedAt = new WeakMap<object, number>();
 
   const before = (request: Request<APIGatewayProxyEvent, HttpResponse>) => {
@@ -54,9 +55,9 @@ const requestEnvelope = (operation: Operation): MiddlewareObj<APIGatewayProxyEve
  * The middleware every HTTP function uses, in order: Lambda context in logs, EMF metrics,
  * the request envelope, and error records. The handler after them is only the business step.
  */
-export const httpMiddleware = (operation: Operation) => [
+export const httpMiddleware = (route: Route) => [
   injectLambdaContext(logger, { resetKeys: true }),
   metricsMiddleware(),
-  requestEnvelope(operation),
+  requestEnvelope(route),
   httpErrorHandler({ logger: false, fallbackMessage: JSON.stringify(errorRecord('internal_error')) }),
 ];

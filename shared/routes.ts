@@ -45,13 +45,22 @@ export const routes = [
 
 export type Operation = (typeof routes)[number]['operation'];
 
+/** The table's route of an operation: what a handler passes to httpMiddleware. */
+export const routeOf = (operation: Operation): Route => routes.find((route) => route.operation === operation)!;
+
 /** The headers a deprecated route adds to every answer; none for a current route. */
 export const deprecationHeaders = (route: Route | undefined): Record<string, string> => {
   if (route?.deprecation === undefined) return {};
   const { since, sunset, successor } = route.deprecation;
+  const sinceMs = Date.parse(since);
+  const sunsetMs = Date.parse(sunset);
+  // Called when a handler module loads: a bad table entry fails the cold start, not every answer.
+  if (Number.isNaN(sinceMs) || Number.isNaN(sunsetMs) || sunsetMs < sinceMs) {
+    throw new Error(`route ${route.operation}: deprecation needs ISO 8601 dates, sunset not before since`);
+  }
   return {
-    Deprecation: `@${Math.floor(Date.parse(since) / 1000)}`,
-    Sunset: new Date(sunset).toUTCString(),
+    Deprecation: `@${Math.floor(sinceMs / 1000)}`,
+    Sunset: new Date(sunsetMs).toUTCString(),
     Link: `<${successor}>; rel="successor-version"`,
   };
 };

@@ -1,17 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, operationContracts } from '../../shared/openapi.ts';
-import { routes } from '../../shared/routes.ts';
+import { routes as serviceRoutes } from '../../shared/routes.ts';
 import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
 import { deprecatedRoute } from '../fixtures/deprecated-route.ts';
 import { request, startTestApi } from '../support.ts';
 
-// shared/http.ts finds a route's deprecation by operation name in the route table module, so
-// the test route joins that table, exactly where a deprecated route of the service would be.
-vi.mock('../../shared/routes.ts', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../shared/routes.ts')>();
-  const { deprecatedRoute } = await import('../fixtures/deprecated-route.ts');
-  return { ...original, routes: [...original.routes, deprecatedRoute] };
-});
+// The service's route table plus the test-only deprecated route, as a deprecated route of the service would stand.
+const routes = [...serviceRoutes, deprecatedRoute];
 
 const document = buildOpenApiDocument(routes, { ...operationContracts, [deprecatedRoute.operation]: deprecatedContract });
 const legacy = document.paths?.[deprecatedRoute.path]?.get;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { authorizationHeaderPattern, bearerToken, hashApiKey, wholeApiArn } from '../../shared/api-keys.ts';
 import { acceptsGzip, header } from '../../shared/http.ts';
+import { deprecationHeaders, routeOf } from '../../shared/routes.ts';
 
 describe('Accept-Encoding negotiation', () => {
   it.each([
@@ -47,5 +48,20 @@ describe('authorizer policy', () => {
     expect(wholeApiArn('arn:aws:execute-api:eu-west-1:123456789012:abc123/production/DELETE/v1/store/orders/42')).toBe(
       'arn:aws:execute-api:eu-west-1:123456789012:abc123/production/*/*',
     );
+  });
+});
+
+describe('deprecation headers', () => {
+  const route = routeOf('listOrders');
+  it('are absent for a current route', () => {
+    expect(deprecationHeaders(route)).toEqual({});
+  });
+
+  it('refuse a deprecation whose dates are invalid or whose sunset precedes it', () => {
+    const deprecated = (since: string, sunset: string) => ({ ...route, deprecation: { since, sunset, successor: '/v2/store/orders' } });
+    expect(() => deprecationHeaders(deprecated('soon', '2027-01-01T00:00:00Z'))).toThrow(
+      /route listOrders: deprecation needs ISO 8601 dates/,
+    );
+    expect(() => deprecationHeaders(deprecated('2027-01-01T00:00:00Z', '2026-01-01T00:00:00Z'))).toThrow(/sunset not before since/);
   });
 });
