@@ -88,5 +88,11 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
   },
 };
 
+/**
+ * The Powertools service name of a stage: the `service` field of every log line and the
+ * `service` dimension of every metric, so two stages in one account never mix their counts.
+ */
+export const serviceName = (config: Pick<StageConfig, 'stage'>): string => `store-orders-${config.stage}`;
+
 /** The local run (npm start) and the key tool's default target. */
 export const localStage = { keyPrefix: 'so_local_', ordersTableName: 'orders', apiKeysTableName: 'api-keys', dynamoDbPort: 8000 } as const;

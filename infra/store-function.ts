@@ -5,7 +5,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { StageConfig } from './stage-config.ts';
+import { type StageConfig, serviceName } from './stage-config.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '..');
 
@@ -64,7 +64,7 @@ export class StoreFunction extends Construct {
       environment: {
         ...props.environment,
         NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: 'store-orders',
+        POWERTOOLS_SERVICE_NAME: serviceName(config),
         POWERTOOLS_METRICS_NAMESPACE: 'StoreOrders',
         POWERTOOLS_LOG_LEVEL: config.logLevel,
       },

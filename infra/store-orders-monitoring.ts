@@ -8,7 +8,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { metricNames } from '../shared/observability.ts';
-import type { StageConfig } from './stage-config.ts';
+import { type StageConfig, serviceName } from './stage-config.ts';
 import type { StoreFunction } from './store-function.ts';
 
 export interface StoreOrdersMonitoringProps {
@@ -23,10 +23,6 @@ export interface StoreOrdersMonitoringProps {
 }
 
 const period = Duration.minutes(5);
-
-/** The functions' EMF metrics (shared/observability.ts): Powertools adds the `service` dimension. */
-const serviceMetric = (metricName: string, statistic: string) =>
-  new cloudwatch.Metric({ namespace: 'StoreOrders', metricName, dimensionsMap: { service: 'store-orders' }, statistic, period });
 
 /**
  * What on-call sees of one stage: an SNS topic that every alarm notifies, the alarms that
@@ -43,6 +39,9 @@ export class StoreOrdersMonitoring extends Construct {
     const { config, api, authorizer, routeFunctions, tables } = props;
     const stage = api.deploymentStage;
     const prefix = `StoreOrders-${config.stage}`;
+    // The functions' EMF metrics (shared/observability.ts); Powertools sets the `service` dimension per stage.
+    const serviceMetric = (metricName: string, statistic: string) =>
+      new cloudwatch.Metric({ namespace: 'StoreOrders', metricName, dimensionsMap: { service: serviceName(config) }, statistic, period });
 
     this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: `Store Orders ${config.stage} alarms`, enforceSSL: true });
     if (config.alarms.email !== undefined) this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(config.alarms.email));

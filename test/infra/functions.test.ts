@@ -29,7 +29,7 @@ describe.each(stageNames)('the %s functions', (stage) => {
       Environment: {
         Variables: {
           NODE_OPTIONS: '--enable-source-maps',
-          POWERTOOLS_SERVICE_NAME: 'store-orders',
+          POWERTOOLS_SERVICE_NAME: `store-orders-${config.stage}`,
           POWERTOOLS_METRICS_NAMESPACE: 'StoreOrders',
           POWERTOOLS_LOG_LEVEL: config.logLevel,
         },

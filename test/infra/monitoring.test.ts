@@ -98,7 +98,7 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
             Metric: {
               MetricName: metricNames.authFailures,
               Namespace: 'StoreOrders',
-              Dimensions: [{ Name: 'service', Value: 'store-orders' }],
+              Dimensions: [{ Name: 'service', Value: `store-orders-${config.stage}` }],
             },
           }),
         }),
