@@ -65,7 +65,9 @@ export const startDynamoDbLocal = async (options: { dataDir?: string; port?: num
         break;
       } catch (error) {
         if (Date.now() > deadline)
-          throw new Error(`DynamoDB Local did not answer on ${endpoint} within 30 s: ${String(error)}\n${output.trim()}`);
+          throw new Error(`DynamoDB Local did not answer on ${endpoint} within 30 s: ${String(error)}\n${output.trim()}`, {
+            cause: error,
+          });
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }

@@ -38,7 +38,7 @@ export const readSeedFile = async (path: string): Promise<Order[]> => {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new Error(`SEED_FILE ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw new Error(`SEED_FILE ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
   }
   return parseSeed(text, path);
 };
@@ -51,7 +51,7 @@ export const parseSeed = (text: string, source: string): Order[] => {
       typeof value === 'number' && context?.source !== undefined && /^-?\d+$/.test(context.source) ? BigInt(context.source) : value;
     entries = JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
   } catch (error) {
-    throw new Error(`SEED_FILE ${source}: not valid JSON (${(error as Error).message})`);
+    throw new Error(`SEED_FILE ${source}: not valid JSON (${(error as Error).message})`, { cause: error });
   }
   if (!Array.isArray(entries)) throw new Error(`SEED_FILE ${source}: must be a JSON array of orders`);
   const seen = new Map<string, number>();

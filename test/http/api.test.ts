@@ -1,3 +1,4 @@
+import { get } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,15 +63,13 @@ describe('GET /v1/store/orders', () => {
     expect(response.headers.get('content-encoding')).toBe('gzip');
     // fetch decompresses transparently; the raw bytes must be gzip all the same.
     const raw = await new Promise<Buffer>((resolve, reject) => {
-      import('node:http').then(({ get }) =>
-        get(`${api.url}/store/orders`, { headers: { ...api.auth, 'Accept-Encoding': 'gzip' } }, (res) => {
-          const chunks: Buffer[] = [];
-          res
-            .on('data', (chunk: Buffer) => chunks.push(chunk))
-            .on('end', () => resolve(Buffer.concat(chunks)))
-            .on('error', reject);
-        }),
-      );
+      get(`${api.url}/store/orders`, { headers: { ...api.auth, 'Accept-Encoding': 'gzip' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res
+          .on('data', (chunk: Buffer) => chunks.push(chunk))
+          .on('end', () => resolve(Buffer.concat(chunks)))
+          .on('error', reject);
+      }).on('error', reject);
     });
     expect(gunzipSync(raw).toString()).toContain('"id":9223372036854775807');
   });
