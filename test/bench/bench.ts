@@ -1,0 +1,590 @@
+/**
+ * `npm run bench`: the service's speed and memory, as ratios against floors measured in the
+ * same run on the same machine (absolute milliseconds mean little on a noisy 2-core box).
+ *
+ *   BENCH_ORDERS  orders in the table (default 100000)
+ *   BENCH_REPS    timed repetitions of each list measurement, after one warm-up (default 5)
+ *   BENCH_STRICT  1: exit 1 when a target is missed (default: report only, exit 0)
+ *   BENCH_OUT     write the JSON results to this file instead of stdout
+ *
+ * Everything runs in this one process: DynamoDB Local (a Java child process), the local
+ * gateway with the real handlers, and the HTTP client. Progress goes to stderr; the table and
+ * the JSON go to stdout.
+ */
+import { writeFile } from 'node:fs/promises';
+import { Agent, type IncomingHttpHeaders, request } from 'node:http';
+import { cpus } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { gunzipSync } from 'node:zlib';
+import { DynamoDBClient, ScanCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
+import type { Gateway } from '../../infra/local/gateway.ts';
+import { startLocalApi } from '../../infra/local/local-api.ts';
+import { putOrders } from '../../infra/local/seed.ts';
+import { apiKeysTableKey, ensureTable, ordersTableKey } from '../../infra/local/tables.ts';
+import { createApiKey } from '../../shared/api-keys.ts';
+import { functionEnvSchema } from '../../shared/config.ts';
+import { createDocumentClient, type DocumentClient } from '../../shared/dynamo.ts';
+import type { Order } from '../../shared/schemas.ts';
+
+const positiveInt = (name: string, fallback: number, min = 1): number => {
+  const text = process.env[name];
+  const value = text === undefined || text === '' ? fallback : Number(text);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(text)}`);
+  return value;
+};
+
+const settings = {
+  orders: positiveInt('BENCH_ORDERS', 100_000, 10),
+  reps: positiveInt('BENCH_REPS', 5),
+  strict: process.env.BENCH_STRICT === '1',
+  out: process.env.BENCH_OUT || undefined,
+  // The segment count the list handler will use (SCAN_SEGMENTS, default 4): the floor scans the same way.
+  segments: functionEnvSchema.shape.SCAN_SEGMENTS.parse(process.env.SCAN_SEGMENTS),
+  memoryRuns: 2,
+  // The slow client takes this long for the whole body, longer than the Scan itself.
+  slowReadMs: 5_000,
+  cancels: 500,
+  cancelsSequential: 100,
+  cancelWarmup: 50,
+  concurrency: 8,
+  sampleEveryMs: 20,
+};
+
+const tables = { orders: 'bench-orders', apiKeys: 'bench-api-keys' };
+const int64Max = '9223372036854775807';
+const above2to53 = '9007199254740993';
+// Cancel targets get their own id range (also above 2^53), seeded after the list runs so the list sees exactly N orders.
+const firstCancelId = 2n ** 53n + 10n;
+
+const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+
+// A full GC before each measured request gives memory samples a clean starting point.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+// ---------------------------------------------------------------------------------------------
+// Data
+
+const statuses = ['pending', 'placed', 'shipped', 'cancelled'] as const;
+
+/** N realistic orders: ids 1…N-2 plus one just above 2^53 and one at int64 max. */
+const benchOrders = (n: number): Order[] => {
+  const order = (id: string, i: number): Order => ({
+    id,
+    petId: i === n ? '9223372036854775806' : String(1000 + (i % 5000)),
+    quantity: String(1 + (i % 5)),
+    ...(i % 10 === 0 ? {} : { shipDate: new Date(Date.UTC(2026, 0, 1) + (i % 365) * 86_400_000).toISOString() }),
+    complete: i % 4 === 2,
+    status: statuses[i % 4]!,
+  });
+  const orders = Array.from({ length: n - 2 }, (_, i) => order(String(i + 1), i + 1));
+  orders.push(order(above2to53, n - 1), order(int64Max, n));
+  return orders;
+};
+
+const idRange = (from: bigint, count: number) => Array.from({ length: count }, (_, i) => String(from + BigInt(i)));
+
+// ---------------------------------------------------------------------------------------------
+// Measuring
+
+const sorted = (values: readonly number[]) => [...values].sort((a, b) => a - b);
+const median = (values: readonly number[]) => {
+  const s = sorted(values);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+/** Nearest-rank percentile. */
+const percentile = (values: readonly number[], p: number) => sorted(values)[Math.max(0, Math.ceil((p / 100) * values.length) - 1)]!;
+const summary = (values: readonly number[]) => ({
+  medianMs: median(values),
+  minMs: Math.min(...values),
+  p95Ms: percentile(values, 95),
+  samples: values.length,
+});
+
+/** V8 heap plus the Buffers outside it (response bodies, socket writes): what the process holds for JS. */
+const jsMemory = () => {
+  const usage = process.memoryUsage();
+  return { js: usage.heapUsed + usage.external, rss: usage.rss };
+};
+
+/**
+ * Runs `task` once while sampling memory every ~20 ms, and counts this process's CPU time.
+ * Returns the peak memory growth over the start (taken after a full GC). Plain samples include
+ * garbage V8 has not collected yet (the young generation alone is many MB), so `live` runs a
+ * full GC before each sample: slower, but it shows what is really held. Timer-driven: a peak
+ * inside one synchronous step can be missed.
+ */
+const measure = async <T>(task: () => Promise<T>, live = false) => {
+  gc();
+  const start = jsMemory();
+  const peak = { ...start };
+  const timer = setInterval(() => {
+    if (live) gc();
+    const now = jsMemory();
+    peak.js = Math.max(peak.js, now.js);
+    peak.rss = Math.max(peak.rss, now.rss);
+  }, settings.sampleEveryMs);
+  const cpuStart = process.cpuUsage();
+  try {
+    const result = await task();
+    const cpu = process.cpuUsage(cpuStart);
+    return { result, cpuMs: (cpu.user + cpu.system) / 1000, memoryGrowth: peak.js - start.js, rssGrowth: peak.rss - start.rss };
+  } finally {
+    clearInterval(timer);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// HTTP (node:http rather than fetch: less client overhead in the same process, and raw bytes on the wire)
+
+const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+
+type Reply = { status: number; headers: IncomingHttpHeaders; wireBytes: number; ttfbMs: number; totalMs: number; body?: Buffer };
+
+/**
+ * One request; the body is counted and dropped unless `keepBody` (a kept 10 MB body would skew
+ * the memory figures). `bytesPerSecond` reads like a slow client: pausing the response stops
+ * reading the socket, so a server that honours backpressure waits instead of buffering.
+ */
+const send = (
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  options: { keepBody?: boolean; bytesPerSecond?: number } = {},
+): Promise<Reply> =>
+  new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = request(url, { method, headers, agent }, (res) => {
+      let ttfbMs: number | undefined;
+      let wireBytes = 0;
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => {
+        ttfbMs ??= performance.now() - started;
+        wireBytes += chunk.length;
+        if (options.keepBody) chunks.push(chunk);
+        if (options.bytesPerSecond === undefined) return;
+        const aheadMs = (wireBytes / options.bytesPerSecond) * 1000 - (performance.now() - started);
+        if (aheadMs > 1) {
+          res.pause();
+          setTimeout(() => res.resume(), aheadMs);
+        }
+      });
+      res.on('error', reject);
+      res.on('end', () => {
+        const totalMs = performance.now() - started;
+        if (!res.complete) return reject(new Error(`${method} ${url}: response cut short after ${wireBytes} bytes`));
+        const reply: Reply = { status: res.statusCode ?? 0, headers: res.headers, wireBytes, ttfbMs: ttfbMs ?? totalMs, totalMs };
+        resolve(options.keepBody ? { ...reply, body: Buffer.concat(chunks) } : reply);
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+
+const expectStatus = (reply: Reply, status: number, what: string) => {
+  if (reply.status !== status) throw new Error(`${what}: expected HTTP ${status}, got ${reply.status} ${reply.body?.toString() ?? ''}`);
+};
+
+/** Runs `task` over `items` with `concurrency` workers; returns each call's latency in ms. */
+const latencies = async <T>(items: readonly T[], concurrency: number, task: (item: T) => Promise<void>): Promise<number[]> => {
+  const times: number[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      const started = performance.now();
+      await task(item);
+      times.push(performance.now() - started);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return times;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The floors: what DynamoDB Local itself costs, through the plain SDK client
+
+const rawClient = (endpoint: string) =>
+  new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+
+const projection = ['id', 'petId', 'quantity', 'shipDate', 'complete', 'status'];
+
+/** A parallel Scan of the whole table: no document client, no validation, no JSON. Same projection and segments as the service. */
+const rawScan = async (client: DynamoDBClient) => {
+  const started = performance.now();
+  let firstPageMs: number | undefined;
+  let items = 0;
+  let pages = 0;
+  const segment = async (index: number) => {
+    let startKey: Record<string, never> | undefined;
+    do {
+      const page = await client.send(
+        new ScanCommand({
+          TableName: tables.orders,
+          Segment: index,
+          TotalSegments: settings.segments,
+          ExclusiveStartKey: startKey,
+          ProjectionExpression: projection.map((_, i) => `#a${i}`).join(','),
+          ExpressionAttributeNames: Object.fromEntries(projection.map((name, i) => [`#a${i}`, name])),
+        }),
+      );
+      firstPageMs ??= performance.now() - started;
+      items += page.Count ?? 0;
+      pages++;
+      startKey = page.LastEvaluatedKey as typeof startKey;
+    } while (startKey !== undefined);
+  };
+  await Promise.all(Array.from({ length: settings.segments }, (_, i) => segment(i)));
+  if (items !== settings.orders) throw new Error(`raw Scan saw ${items} items, expected ${settings.orders}`);
+  return { totalMs: performance.now() - started, firstPageMs: firstPageMs ?? 0, pages };
+};
+
+/** The cancel's own write, as the repository sends it (same condition, same ALL_OLD on failure). */
+const rawCancel = async (client: DynamoDBClient, id: string) => {
+  await client.send(
+    new UpdateItemCommand({
+      TableName: tables.orders,
+      Key: { id: { N: id } },
+      UpdateExpression: 'SET #status = :cancelled, #cancelledAt = :now',
+      ConditionExpression: '#status = :pending',
+      ExpressionAttributeNames: { '#status': 'status', '#cancelledAt': 'cancelledAt' },
+      ExpressionAttributeValues: {
+        ':cancelled': { S: 'cancelled' },
+        ':pending': { S: 'pending' },
+        ':now': { S: new Date().toISOString() },
+      },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    }),
+  );
+};
+
+// ---------------------------------------------------------------------------------------------
+// The benchmark
+
+/** The warm-up lists: read whole and checked, so the timed runs only count bytes. */
+const checkList = async (listUrl: string, auth: Record<string, string>) => {
+  const plain = await send(listUrl, 'GET', auth, { keepBody: true });
+  expectStatus(plain, 200, 'GET orders');
+  const text = plain.body!.toString('utf8');
+  const count = (JSON.parse(text) as unknown[]).length;
+  if (count !== settings.orders) throw new Error(`GET orders returned ${count} orders, expected ${settings.orders}`);
+  for (const id of [int64Max, above2to53]) {
+    const hits = text.split(new RegExp(`"id":${id}[,}]`)).length - 1;
+    if (hits !== 1) throw new Error(`GET orders: id ${id} appears ${hits} times with every digit, expected once`);
+  }
+  const zipped = await send(listUrl, 'GET', { ...auth, 'Accept-Encoding': 'gzip' }, { keepBody: true });
+  expectStatus(zipped, 200, 'GET orders (gzip)');
+  if (zipped.headers['content-encoding'] !== 'gzip') throw new Error('GET orders with Accept-Encoding: gzip was not gzipped');
+  const unzipped = gunzipSync(zipped.body!);
+  if (unzipped.length !== plain.wireBytes) throw new Error(`gzip body unzips to ${unzipped.length} bytes, identity has ${plain.wireBytes}`);
+  return plain.wireBytes;
+};
+
+/** 1–4: the list against the raw Scan, for time, first byte, bytes on the wire, CPU and memory. */
+const benchList = async (raw: DynamoDBClient, listUrl: string, auth: Record<string, string>) => {
+  log('warm-up and checks…');
+  const { pages } = await rawScan(raw);
+  const bodyBytes = await checkList(listUrl, auth);
+  const listOnce = async (options: { gzip?: boolean; bytesPerSecond?: number } = {}) => {
+    const headers = options.gzip ? { ...auth, 'Accept-Encoding': 'gzip' } : auth;
+    const reply = await send(listUrl, 'GET', headers, { bytesPerSecond: options.bytesPerSecond });
+    expectStatus(reply, 200, 'GET orders');
+    if (!options.gzip && reply.wireBytes !== bodyBytes)
+      throw new Error(`GET orders sent ${reply.wireBytes} bytes, the checked run ${bodyBytes}`);
+    return reply;
+  };
+
+  const series = () => ({ totalMs: [] as number[], ttfbMs: [] as number[], cpuMs: [] as number[], memoryGrowth: [] as number[] });
+  const scan = { ...series(), liveMemoryGrowth: [] as number[] };
+  const list = { ...series(), liveMemoryGrowth: [] as number[], slowLiveMemoryGrowth: [] as number[], slowTotalMs: [] as number[] };
+  const gzip = { ...series(), wireBytes: [] as number[] };
+  let rssGrowth = 0;
+  // One round = scan, list, list gzip, so drift (JIT warm-up of the JVM and of Node, other work
+  // on the machine) hits all three alike.
+  for (let rep = 1; rep <= settings.reps; rep++) {
+    log(`round ${rep}/${settings.reps}`);
+    const scanned = await measure(() => rawScan(raw));
+    const plain = await measure(() => listOnce());
+    // The compressed body is counted, not unzipped: a client's gunzip would run on the server's cores here.
+    const zipped = await measure(() => listOnce({ gzip: true }));
+    for (const [into, run, ttfbMs] of [
+      [scan, scanned, scanned.result.firstPageMs],
+      [list, plain, plain.result.ttfbMs],
+      [gzip, zipped, zipped.result.ttfbMs],
+    ] as const) {
+      into.totalMs.push(run.result.totalMs);
+      into.ttfbMs.push(ttfbMs);
+      into.cpuMs.push(run.cpuMs);
+      into.memoryGrowth.push(run.memoryGrowth);
+    }
+    gzip.wireBytes.push(zipped.result.wireBytes);
+    rssGrowth = Math.max(rssGrowth, plain.rssGrowth);
+  }
+  // Live memory needs a GC per sample, which slows everything down: separate, untimed runs.
+  for (let rep = 1; rep <= settings.memoryRuns; rep++) {
+    log(`memory run ${rep}/${settings.memoryRuns}`);
+    scan.liveMemoryGrowth.push((await measure(() => rawScan(raw), true)).memoryGrowth);
+    list.liveMemoryGrowth.push((await measure(() => listOnce(), true)).memoryGrowth);
+    // A client slower than the Scan: whatever the service cannot send yet, it must either hold or not read yet.
+    const slow = await measure(() => listOnce({ bytesPerSecond: bodyBytes / (settings.slowReadMs / 1000) }), true);
+    list.slowLiveMemoryGrowth.push(slow.memoryGrowth);
+    list.slowTotalMs.push(slow.result.totalMs);
+  }
+  return { scanPages: pages, bodyBytes, scan, list, gzip, rssGrowth };
+};
+
+/**
+ * 5–6: cancel against its raw UpdateItem, each on fresh pending orders (a repeat would take the
+ * ConditionalCheckFailed path), and the gateway's floor: a 404 route_not_found runs no
+ * authorizer and no handler. At concurrency 8 (the target) and 1 (the per-request cost without
+ * DynamoDB Local's queueing). Raw and HTTP alternate in blocks so drift hits both alike.
+ */
+const benchCancel = async (
+  orders: { client: DocumentClient; tableName: string },
+  raw: DynamoDBClient,
+  gateway: Gateway,
+  auth: Record<string, string>,
+) => {
+  const perLevel = (count: number) => 2 * (settings.cancelWarmup + count);
+  const pending = idRange(firstCancelId, perLevel(settings.cancels) + perLevel(settings.cancelsSequential));
+  await putOrders(
+    orders,
+    pending.map((id) => ({ id, petId: '1', quantity: '1', complete: false, status: 'pending' })),
+  );
+  const fresh = (count: number) => pending.splice(0, count);
+  const notFound = async () => expectStatus(await send(`${gateway.url}/store/no-such-route`, 'GET', auth), 404, 'GET unknown route');
+  const cancelHttp = async (id: string) =>
+    expectStatus(await send(`${gateway.url}/store/orders/${id}`, 'DELETE', auth), 204, `DELETE order ${id}`);
+  const cancelRaw = (id: string) => rawCancel(raw, id);
+  const level = async (concurrency: number, count: number) => {
+    log(`cancel and 404 at concurrency ${concurrency}…`);
+    const figures = { floor: [] as number[], update: [] as number[], cancel: [] as number[] };
+    await latencies(idRange(0n, settings.cancelWarmup), concurrency, notFound);
+    await latencies(fresh(settings.cancelWarmup), concurrency, cancelRaw);
+    await latencies(fresh(settings.cancelWarmup), concurrency, cancelHttp);
+    const block = Math.ceil(count / 5);
+    for (let done = 0; done < count; done += block) {
+      const size = Math.min(block, count - done);
+      figures.floor.push(...(await latencies(idRange(0n, size), concurrency, notFound)));
+      figures.update.push(...(await latencies(fresh(size), concurrency, cancelRaw)));
+      figures.cancel.push(...(await latencies(fresh(size), concurrency, cancelHttp)));
+    }
+    return figures;
+  };
+  return { concurrent: await level(settings.concurrency, settings.cancels), sequential: await level(1, settings.cancelsSequential) };
+};
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+type Measured = { seedMs: number } & Awaited<ReturnType<typeof benchList>> & Awaited<ReturnType<typeof benchCancel>>;
+
+const report = (m: Measured) => {
+  const scan = summary(m.scan.totalMs);
+  const list = summary(m.list.totalMs);
+  const gzip = summary(m.gzip.totalMs);
+  const ttfb = summary(m.list.ttfbMs);
+  const c = settings.concurrency;
+  const floor = summary(m.concurrent.floor);
+  const update = summary(m.concurrent.update);
+  const cancel = summary(m.concurrent.cancel);
+  const update1 = summary(m.sequential.update);
+  const cancel1 = summary(m.sequential.cancel);
+  const gzipBytes = median(m.gzip.wireBytes);
+  const cpu = { scan: median(m.scan.cpuMs), list: median(m.list.cpuMs), gzip: median(m.gzip.cpuMs) };
+  const live = {
+    scan: Math.max(...m.scan.liveMemoryGrowth),
+    list: Math.max(...m.list.liveMemoryGrowth),
+    slow: Math.max(...m.list.slowLiveMemoryGrowth),
+  };
+  // The worse of the two clients: a fast one shows the working set, a slow one whether the service buffers.
+  const listLive = Math.max(live.list, live.slow);
+
+  type Row = { name: string; what: string; cpuMs?: number; vs?: string; ratio?: number } & ReturnType<typeof summary>;
+  const rows: Row[] = [
+    { name: 'baseline_scan', what: `raw parallel Scan, ${settings.segments} segments`, ...scan, cpuMs: cpu.scan },
+    { name: 'baseline_scan_first_page', what: 'raw Scan: first page back', ...summary(m.scan.ttfbMs) },
+    {
+      name: 'list_http',
+      what: 'GET /orders, identity, whole body',
+      ...list,
+      cpuMs: cpu.list,
+      vs: 'baseline_scan',
+      ratio: list.medianMs / scan.medianMs,
+    },
+    {
+      name: 'list_http_gzip',
+      what: 'GET /orders, gzip, whole body',
+      ...gzip,
+      cpuMs: cpu.gzip,
+      vs: 'baseline_scan',
+      ratio: gzip.medianMs / scan.medianMs,
+    },
+    { name: 'list_ttfb', what: 'GET /orders: first body byte', ...ttfb, vs: 'list_http', ratio: ttfb.medianMs / list.medianMs },
+    { name: 'gateway_floor_404', what: `404 route_not_found, c=${c}`, ...floor },
+    { name: 'baseline_update', what: `raw conditional UpdateItem, c=${c}`, ...update },
+    {
+      name: 'cancel_http',
+      what: `DELETE /orders/{id} → 204, c=${c}`,
+      ...cancel,
+      vs: 'baseline_update',
+      ratio: cancel.medianMs / update.medianMs,
+    },
+    { name: 'gateway_floor_404_c1', what: '404 route_not_found, c=1', ...summary(m.sequential.floor) },
+    { name: 'baseline_update_c1', what: 'raw conditional UpdateItem, c=1', ...update1 },
+    {
+      name: 'cancel_http_c1',
+      what: 'DELETE /orders/{id} → 204, c=1',
+      ...cancel1,
+      vs: 'baseline_update_c1',
+      ratio: cancel1.medianMs / update1.medianMs,
+    },
+  ];
+
+  // With one Scan page per segment there is nothing to stream ahead of, and the page is the body.
+  const paged = m.scanPages > settings.segments;
+  const cancelBudget = 1.5 * update.medianMs + floor.medianMs;
+  const targets = [
+    { target: 'list ≤ 2.0× raw scan (median)', value: list.medianMs / scan.medianMs, limit: 2.0, unit: '×' },
+    { target: 'list with gzip ≤ 2.5× raw scan (median)', value: gzip.medianMs / scan.medianMs, limit: 2.5, unit: '×' },
+    { target: 'gzip bytes on the wire ≤ 0.25× identity', value: gzipBytes / m.bodyBytes, limit: 0.25, unit: '×' },
+    { target: 'first byte ≤ 0.5× list total (streams)', value: ttfb.medianMs / list.medianMs, limit: 0.5, unit: '×', applies: paged },
+    {
+      // Bounded by the Scan pages in flight, not by the table: it must stay well under the body.
+      target: 'list live memory growth ≤ 0.25× body (worse client)',
+      value: listLive / m.bodyBytes,
+      limit: 0.25,
+      unit: '× body',
+      applies: paged,
+    },
+    {
+      target: `cancel p50 ≤ 1.5× raw UpdateItem p50 + gateway floor p50 (c=${c})`,
+      value: cancel.medianMs / cancelBudget,
+      limit: 1.0,
+      unit: '× budget',
+      note: `${cancel.medianMs.toFixed(2)} ms vs ${cancelBudget.toFixed(2)} ms`,
+    },
+  ].map(({ applies = true, ...t }) => ({ ...t, verdict: !applies ? 'n/a' : t.value <= t.limit ? 'PASS' : 'MISS' }));
+
+  const ms = (value: number) => value.toFixed(value < 10 ? 2 : 0);
+  const mb = (bytes: number) =>
+    Math.abs(bytes) < 1024 * 1024 ? `${Math.round(bytes / 1024)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  const ofBody = (bytes: number) => `${(bytes / m.bodyBytes).toFixed(2)}× body`;
+  const pad = (text: string, width: number) => text.padEnd(width);
+  const lines = [
+    '',
+    `Store Orders Service benchmark: ${settings.orders} orders (${m.scanPages} Scan pages), ${settings.segments} scan segments,` +
+      ` ${settings.reps} rounds after a warm-up; ${settings.cancels} cancels at c=${c}, ${settings.cancelsSequential} at c=1;`,
+    `node ${process.version}, ${cpus().length} cores; seeding took ${(m.seedMs / 1000).toFixed(1)} s. cpu ms = this process (gateway, handlers, client), not DynamoDB Local.`,
+    '',
+    `${pad('name', 26)}${pad('what', 40)}${'median ms'.padStart(10)}${'min ms'.padStart(9)}${'p95 ms'.padStart(9)}${'cpu ms'.padStart(8)}   ratio`,
+    '-'.repeat(124),
+    ...rows.map(
+      (r) =>
+        `${pad(r.name, 26)}${pad(r.what, 40)}${ms(r.medianMs).padStart(10)}${ms(r.minMs).padStart(9)}${ms(r.p95Ms).padStart(9)}` +
+        `${(r.cpuMs === undefined ? '' : ms(r.cpuMs)).padStart(8)}   ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}× ${r.vs}`}`,
+    ),
+    '',
+    `body: ${mb(m.bodyBytes)} identity, ${mb(gzipBytes)} gzip on the wire (${(gzipBytes / m.bodyBytes).toFixed(3)}×)`,
+    `memory growth, V8 heap + external buffers, peak of ${settings.memoryRuns} runs sampled every ${settings.sampleEveryMs} ms with a full GC before each sample:`,
+    `  list_http                              ${mb(live.list).padStart(9)} = ${ofBody(live.list)}`,
+    `  list_http, client reading for ${(settings.slowReadMs / 1000).toFixed(0)} s     ${mb(live.slow).padStart(9)} = ${ofBody(live.slow)}` +
+      ` (took ${Math.round(median(m.list.slowTotalMs))} ms)`,
+    `  baseline_scan (the raw SDK's own)      ${mb(live.scan).padStart(9)} = ${ofBody(live.scan)}`,
+    `  list above the raw scan (worse client) ${mb(listLive - live.scan).padStart(9)} = ${ofBody(listLive - live.scan)}`,
+    `  without the GC per sample (garbage included): list ${mb(Math.max(...m.list.memoryGrowth))}, raw scan ${mb(Math.max(...m.scan.memoryGrowth))};` +
+      ` RSS growth during a list ${mb(m.rssGrowth)}`,
+    '',
+    'targets:',
+    ...targets.map(
+      (t) => `  ${t.verdict.padEnd(4)}  ${pad(t.target, 66)} ${t.value.toFixed(2)} ${t.unit}${'note' in t ? `  (${t.note})` : ''}`,
+    ),
+    ...(paged ? [] : ['  (n/a: each segment fits in one Scan page at this size; use more orders)']),
+    '',
+  ];
+  const json = {
+    settings: { ...settings, node: process.version, cores: cpus().length },
+    seedMs: m.seedMs,
+    scanPages: m.scanPages,
+    bodyBytes: m.bodyBytes,
+    gzipWireBytes: gzipBytes,
+    results: Object.fromEntries(rows.map(({ name, ...figures }) => [name, figures])),
+    memory: { liveGrowthBytes: live, rssGrowthBytes: m.rssGrowth },
+    targets,
+    samples: m,
+  };
+  return { text: lines.join('\n'), json, missed: targets.filter((t) => t.verdict === 'MISS').length };
+};
+
+// ---------------------------------------------------------------------------------------------
+
+const main = async () => {
+  // As in vitest.config.ts: the handlers' per-request logs and EMF lines would drown the report.
+  process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+  process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+  process.env.AWS_REGION ??= 'us-east-1';
+
+  let dynamoDb: DynamoDbLocal | undefined;
+  let gateway: Gateway | undefined;
+  let documentClient: DocumentClient | undefined;
+  let raw: DynamoDBClient | undefined;
+  // A signal skips `finally`: stop the Java child here too, so no orphan survives a Ctrl-C or a kill.
+  const onSignal = (signal: NodeJS.Signals) => {
+    log(`${signal}: stopping`);
+    void Promise.allSettled([gateway?.close(), dynamoDb?.stop()]).then(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    log('starting DynamoDB Local…');
+    dynamoDb = await startDynamoDbLocal();
+    documentClient = createDocumentClient({ endpoint: dynamoDb.endpoint });
+    raw = rawClient(dynamoDb.endpoint);
+    const orders = { client: documentClient, tableName: tables.orders };
+    await ensureTable(documentClient, tables.orders, ordersTableKey);
+    await ensureTable(documentClient, tables.apiKeys, apiKeysTableKey);
+    log(`seeding ${settings.orders} orders…`);
+    const seedStarted = performance.now();
+    await putOrders(orders, benchOrders(settings.orders));
+    const seedMs = performance.now() - seedStarted;
+    log(`seeded in ${(seedMs / 1000).toFixed(1)} s`);
+    const { key } = await createApiKey({ client: documentClient, tableName: tables.apiKeys }, { name: 'bench', prefix: 'so_bench_' });
+    const auth = { Authorization: `Bearer ${key}` };
+    gateway = await startLocalApi({
+      port: 0,
+      dynamoDbEndpoint: dynamoDb.endpoint,
+      ordersTable: tables.orders,
+      apiKeysTable: tables.apiKeys,
+    });
+
+    const listed = await benchList(raw, `${gateway.url}/store/orders`, auth);
+    const cancelled = await benchCancel(orders, raw, gateway, auth);
+    const { text, json, missed } = report({ seedMs, ...listed, ...cancelled });
+    process.stdout.write(`${text}\n`);
+    if (settings.out === undefined) process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+    else {
+      await writeFile(settings.out, `${JSON.stringify(json, null, 2)}\n`);
+      log(`results written to ${settings.out}`);
+    }
+    if (missed > 0 && settings.strict) {
+      log(`${missed} target(s) missed and BENCH_STRICT=1`);
+      process.exitCode = 1;
+    }
+  } finally {
+    await gateway?.close().catch(() => undefined);
+    agent.destroy();
+    documentClient?.destroy();
+    raw?.destroy();
+    await dynamoDb?.stop();
+  }
+};
+
+try {
+  await main();
+} catch (error) {
+  console.error(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  process.exitCode = 1;
+}
