@@ -13,7 +13,9 @@ import { routeOf } from '../shared/routes.ts';
 import type { Order } from '../shared/schemas.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
-const config = readConfig(functionEnvSchema.pick({ ORDERS_TABLE: true, SCAN_SEGMENTS: true, DYNAMODB_ENDPOINT: true }));
+const config = readConfig(
+  functionEnvSchema.pick({ ORDERS_TABLE: true, SCAN_SEGMENTS: true, SCAN_PAGE_SIZE: true, DYNAMODB_ENDPOINT: true }),
+);
 const orders = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.ORDERS_TABLE };
 
 const reportInvalid = (report: InvalidItemReport) => {
@@ -48,10 +50,11 @@ async function* jsonArray(first: IteratorResult<Order[]>, pages: AsyncGenerator<
 /** GET /v1/store/orders: every order, streamed (query parameters are ignored in v1). */
 const listOrders = async (event: APIGatewayProxyEvent) => {
   const startedAt = performance.now();
-  const pages = scanOrderPages(orders, { segments: config.SCAN_SEGMENTS, onInvalid: reportInvalid });
+  const pages = scanOrderPages(orders, { segments: config.SCAN_SEGMENTS, pageSize: config.SCAN_PAGE_SIZE, onInvalid: reportInvalid });
   // Waiting for the first page lets a failure still answer with an Error record and its status.
   const first = await pages.next();
-  const json = Readable.from(jsonArray(first, pages, startedAt));
+  // One page of JSON text held ahead of a slow client at most (objectMode holds 16 by default).
+  const json = Readable.from(jsonArray(first, pages, startedAt), { highWaterMark: 1 });
   const gzip = acceptsGzip(header(event.headers, 'accept-encoding'));
   const headers = { 'Content-Type': 'application/json', Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) };
   return { statusCode: 200, headers, body: gzip ? pipeline(json, createGzip(), () => undefined) : json };

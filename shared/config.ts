@@ -9,6 +9,11 @@ export const functionEnvSchema = z.object({
   API_KEYS_TABLE: tableName,
   /** Parallel Scan segments for listOrders: more is faster on large tables, each costs a connection. */
   SCAN_SEGMENTS: z.coerce.number().int().min(1).max(64).default(4),
+  /**
+   * Items per Scan request of listOrders (every page is still read). Smaller pages bound the
+   * list's memory and bring the first byte sooner; DynamoDB's own limit is 1 MB a page.
+   */
+  SCAN_PAGE_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
   /** Only set for local runs (DynamoDB Local); on Lambda the SDK finds DynamoDB itself. */
   DYNAMODB_ENDPOINT: z.url().optional(),
 });

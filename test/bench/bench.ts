@@ -453,11 +453,12 @@ const report = (m: Measured) => {
     { target: 'gzip bytes on the wire ≤ 0.25× identity', value: gzipBytes / m.bodyBytes, limit: 0.25, unit: '×' },
     { target: 'first byte ≤ 0.5× list total (streams)', value: ttfb.medianMs / list.medianMs, limit: 0.5, unit: '×', applies: paged },
     {
-      // Bounded by the Scan pages in flight, not by the table: it must stay well under the body.
-      target: 'list live memory growth ≤ 0.25× body (worse client)',
-      value: listLive / m.bodyBytes,
-      limit: 0.25,
-      unit: '× body',
+      // Bounded by the Scan pages in flight (segments × SCAN_PAGE_SIZE), not by the table: well
+      // under what merely reading the table with the SDK's default 1 MB pages holds.
+      target: 'list live memory growth ≤ 0.5× raw scan (worse client)',
+      value: listLive / live.scan,
+      limit: 0.5,
+      unit: '×',
       applies: paged,
     },
     {
