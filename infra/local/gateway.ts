@@ -201,6 +201,8 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     }
     if (match === undefined) return sendError(res, requestId, 'route_not_found');
     const { route, pathParameters } = match;
+    const body = await readBody(req);
+    if (body === undefined) return sendError(res, requestId, 'bad_request');
 
     // The gateway checks the identity source against its validation pattern before the authorizer runs.
     const authorization = req.headers.authorization;
@@ -209,7 +211,6 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     const auth = await authorize(authorization, methodArn);
     if (typeof auth === 'string') return sendError(res, requestId, auth);
 
-    const body = await readBody(req);
     const event = proxyEvent({ req, url, route, pathParameters, requestId, stage, body, auth });
     const handler = options.handlers.get(route);
     if (handler === undefined) throw new Error(`no handler for ${route.operation}`);
@@ -263,12 +264,13 @@ const arnMatches = (pattern: string, arn: string) =>
 
 const maxBodyBytes = 10 * 1024 * 1024; // API Gateway's payload limit
 
-const readBody = async (req: IncomingMessage): Promise<string | null> => {
+/** The body as text, null when empty, undefined when over API Gateway's limit (its 413, a DEFAULT_4XX). */
+const readBody = async (req: IncomingMessage): Promise<string | null | undefined> => {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > maxBodyBytes) throw new Error('request body over 10 MB');
+    if (size > maxBodyBytes) return undefined;
     chunks.push(chunk);
   }
   return size === 0 ? null : Buffer.concat(chunks).toString('utf8');

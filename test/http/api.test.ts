@@ -226,3 +226,16 @@ describe('unknown routes', () => {
     }
   });
 });
+
+describe('oversized requests', () => {
+  it('answers 400 bad_request, as the gateway does, for a body over 10 MB', async () => {
+    const response = await fetch(`${api.url}/store/orders/6`, {
+      method: 'DELETE',
+      headers: api.auth,
+      body: Buffer.alloc(10 * 1024 * 1024 + 1),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ code: 'bad_request', message: expect.any(String), status: 400 });
+    expect(await storedStatus('6')).toBe('pending');
+  });
+});
