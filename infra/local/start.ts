@@ -3,6 +3,7 @@
  * tables, demo orders or SEED_FILE, a local API key, and the local gateway in front of the
  * real handlers. The environment contract is documented in README.md ("Local run").
  */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
 import { bearerTokenPattern, createApiKey, findActiveKey } from '../../shared/api-keys.ts';
 import { tableName } from '../../shared/config.ts';
@@ -85,8 +86,13 @@ const main = async () => {
 
     const key = env.STORE_API_KEY ?? (await createApiKey(apiKeys, { name: 'local (generated)', prefix: localStage.keyPrefix })).key;
     if (env.STORE_API_KEY === undefined) console.log(`API key (generated for this run): ${key}`);
-    else if ((await findActiveKey(apiKeys, key)) === undefined)
-      await createApiKey(apiKeys, { name: 'local (STORE_API_KEY)', prefix: '', key });
+    else if ((await findActiveKey(apiKeys, key)) === undefined) {
+      // Registered already but not active: it was revoked with `npm run keys` (kept in DATA_DIR).
+      await createApiKey(apiKeys, { name: 'local (STORE_API_KEY)', prefix: '', key }).catch((error: unknown) => {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        throw new Error(`STORE_API_KEY was revoked in table ${env.API_KEYS_TABLE}; choose another key`, { cause: error });
+      });
+    }
 
     gateway = await startLocalApi({
       port: env.PORT,

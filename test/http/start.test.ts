@@ -5,6 +5,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { listApiKeys, revokeApiKey } from '../../shared/api-keys.ts';
+import { createDocumentClient } from '../../shared/dynamo.ts';
 import { dynamoDbEndpoint, request } from '../support.ts';
 
 type Service = { child: ChildProcess; output: () => string; url?: string; exitCode?: number | null };
@@ -132,6 +134,18 @@ describe('npm start', () => {
     expect(service.exitCode).toBe(1);
     expect(service.output()).toMatch(message);
     expect(service.output()).not.toMatch(/\n\s+at /);
+  });
+
+  it('refuses a STORE_API_KEY that was revoked, naming it', async () => {
+    const names = tables();
+    const first = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...names });
+    await stop(first);
+    const apiKeys = { client: createDocumentClient({ endpoint: dynamoDbEndpoint() }), tableName: names.API_KEYS_TABLE };
+    const [local] = await listApiKeys(apiKeys);
+    await revokeApiKey(apiKeys, local!.keyId);
+    const second = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...names });
+    expect(second.exitCode).toBe(1);
+    expect(second.output()).toContain(`STORE_API_KEY was revoked in table ${names.API_KEYS_TABLE}`);
   });
 
   it('tells the developer to install Java when it is missing', async () => {
