@@ -53,3 +53,14 @@ describe('listing when DynamoDB fails', () => {
     expect(outcome).toEqual({ error: expect.any(Error) });
   });
 });
+
+describe('authorizing when DynamoDB fails', () => {
+  it('answers 500 internal_error (AUTHORIZER_FAILURE), not 401, so an outage does not look like a bad key', async () => {
+    dynamo.on(GetCommand).rejects(new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: {} }));
+    // A key no earlier test used, so no cached Allow answers for it.
+    const response = await request(api.url, 'GET', '/store/orders', { Authorization: 'Bearer so_test_never-cached-key-000000000' });
+    expect(response.status).toBe(500);
+    expect(response.body).toEqual({ code: 'internal_error', message: expect.any(String), status: 500 });
+    expect(response.headers.get('www-authenticate')).toBeNull();
+  });
+});
