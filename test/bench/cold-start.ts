@@ -1,0 +1,120 @@
+/**
+ * Cold start, part of `npm run bench`: how long a fresh Node process takes to import each
+ * function's bundle (what a Lambda init pays before its first request), as a ratio to a floor
+ * measured in the same run: a bundle that only creates the DynamoDB document client every
+ * function of this service needs. Bundled as the CDK stack bundles them (esbuild, minified ESM,
+ * SDK inside) and imported with the stack's NODE_OPTIONS. Exits 0 unless BENCH_STRICT=1 and a
+ * target is missed.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type BuildOptions, build } from 'esbuild';
+
+const repoRoot = resolve(import.meta.dirname, '../..');
+const runs = Number(process.env.BENCH_COLD_RUNS ?? 9);
+const limit = 2.0;
+
+// What infra/store-function.ts asks of esbuild (source maps included: Lambda loads them too).
+const bundleOptions: BuildOptions = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node24',
+  minify: true,
+  sourcemap: true,
+  sourcesContent: false,
+  mainFields: ['module', 'main'],
+  banner: {
+    js: "import { createRequire as storeOrdersCreateRequire } from 'node:module'; const require = storeOrdersCreateRequire(import.meta.url);",
+  },
+  logLevel: 'error',
+};
+
+const floorSource = `
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+const client = DynamoDBDocumentClient.from(new DynamoDBClient({}), { unmarshallOptions: { wrapNumbers: true } });
+export const handler = async () => client;
+`;
+
+const functions = {
+  listOrders: 'functions/list-orders.ts',
+  cancelOrder: 'functions/cancel-order.ts',
+  authorizer: 'functions/authorizer.ts',
+};
+
+/** Milliseconds a fresh process spends importing `file` (the Lambda streaming globals stubbed, as Lambda provides them). */
+const importMs = (file: string, nodeOptions: string): number => {
+  const script = `
+    globalThis.awslambda = { streamifyResponse: (f) => f, HttpResponseStream: { from: (s) => s } };
+    const started = performance.now();
+    await import(${JSON.stringify(pathToFileURL(file).href)});
+    console.log(performance.now() - started);`;
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: nodeOptions, ORDERS_TABLE: 'orders', API_KEYS_TABLE: 'api-keys', AWS_REGION: 'us-east-1' },
+  });
+  if (result.status !== 0) throw new Error(`importing ${file} failed: ${result.stderr}`);
+  return Number(result.stdout.trim());
+};
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+const main = async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cold-start-'));
+  try {
+    const bundles: Record<string, string> = {};
+    await build({
+      ...bundleOptions,
+      stdin: { contents: floorSource, resolveDir: repoRoot, loader: 'ts' },
+      outfile: join(dir, 'floor.mjs'),
+    });
+    bundles.floor = join(dir, 'floor.mjs');
+    for (const [name, entry] of Object.entries(functions)) {
+      await build({ ...bundleOptions, entryPoints: [resolve(repoRoot, entry)], outfile: join(dir, `${name}.mjs`) });
+      bundles[name] = join(dir, `${name}.mjs`);
+    }
+    // Interleaved rounds, so machine noise falls on every bundle alike.
+    const times: Record<string, number[]> = {};
+    for (let round = 0; round < runs; round++) {
+      for (const [name, file] of Object.entries(bundles)) {
+        (times[name] ??= []).push(importMs(file, '--enable-source-maps'));
+        if (name !== 'floor') (times[`${name} (no source maps)`] ??= []).push(importMs(file, ''));
+      }
+    }
+    const floor = median(times.floor!);
+    const lines = [
+      `Cold start: import of each bundle in a fresh Node ${process.version} process, median of ${runs}, NODE_OPTIONS=--enable-source-maps unless said`,
+      '',
+      `${'bundle'.padEnd(36)}${'KB'.padStart(8)}${'median ms'.padStart(12)}${'ratio'.padStart(10)}`,
+    ];
+    const targets: string[] = [];
+    let missed = 0;
+    for (const [name, values] of Object.entries(times)) {
+      const file = bundles[name.replace(' (no source maps)', '')]!;
+      const kb = Math.round((await stat(file)).size / 1024);
+      const ms = median(values);
+      const ratio = name === 'floor' ? '' : `${(ms / floor).toFixed(2)}×`;
+      lines.push(
+        `${(name === 'floor' ? 'floor: SDK document client only' : name).padEnd(36)}${String(kb).padStart(8)}${ms.toFixed(1).padStart(12)}${ratio.padStart(10)}`,
+      );
+      if (name in functions) {
+        const pass = ms / floor <= limit;
+        if (!pass) missed++;
+        targets.push(
+          `  ${pass ? 'PASS' : 'MISS'}  ${name} cold import ≤ ${limit.toFixed(1)}× the SDK-client floor`.padEnd(72) +
+            `${(ms / floor).toFixed(2)} ×`,
+        );
+      }
+    }
+    console.log([...lines, '', 'targets:', ...targets].join('\n'));
+    if (missed > 0 && process.env.BENCH_STRICT === '1') process.exitCode = 1;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+};
+
+await main();
