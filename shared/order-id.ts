@@ -1,5 +1,5 @@
 import { apiError } from './errors.ts';
-import { INT64_MAX, INT64_MIN } from './schemas.ts';
+import { inInt64Range } from './schemas.ts';
 
 /**
  * Reads the `orderId` path parameter as an int64 without ever making it a JS number (which
@@ -9,6 +9,6 @@ export const parseOrderId = (raw: string | undefined | null): string => {
   // The length cap answers absurd inputs before BigInt is asked to read them.
   if (raw == null || raw.length > 64 || !/^-?[0-9]+$/.test(raw)) throw apiError('invalid_order_id');
   const value = BigInt(raw);
-  if (value < INT64_MIN || value > INT64_MAX) throw apiError('invalid_order_id');
+  if (!inInt64Range(value)) throw apiError('invalid_order_id');
   return value.toString();
 };

@@ -49,8 +49,8 @@ export type Operation = (typeof routes)[number]['operation'];
 export const routeOf = (operation: Operation): Route => routes.find((route) => route.operation === operation)!;
 
 /** The headers a deprecated route adds to every answer; none for a current route. */
-export const deprecationHeaders = (route: Route | undefined): Record<string, string> => {
-  if (route?.deprecation === undefined) return {};
+export const deprecationHeaders = (route: Route): Record<string, string> => {
+  if (route.deprecation === undefined) return {};
   const { since, sunset, successor } = route.deprecation;
   const sinceMs = Date.parse(since);
   const sunsetMs = Date.parse(sunset);

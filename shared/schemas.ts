@@ -4,10 +4,11 @@ import { z } from 'zod';
 export const INT64_MIN = -(2n ** 63n);
 export const INT64_MAX = 2n ** 63n - 1n;
 
-const inInt64Range = (value: bigint) => value >= INT64_MIN && value <= INT64_MAX;
+export const inInt64Range = (value: bigint) => value >= INT64_MIN && value <= INT64_MAX;
 
 /** An integer written in base 10 with every digit kept (ids never pass through `number`). */
-const integerPattern = /^-?(0|[1-9][0-9]*)$/;
+/** A JSON-style integer literal: optional minus, no leading zeros. */
+export const integerPattern = /^-?(0|[1-9][0-9]*)$/;
 export const integerText = z.string().regex(integerPattern, 'expected a base-10 integer');
 // zod runs every check even after the regex failed: BigInt must only see integer text.
 export const int64Text = integerText.refine(

@@ -11,7 +11,7 @@ import { createApiKey } from '../shared/api-keys.ts';
 import { createDocumentClient, type TableRef } from '../shared/dynamo.ts';
 import type { OpenApiDocument } from '../shared/openapi.ts';
 import { basePath } from '../shared/routes.ts';
-import type { Order } from '../shared/schemas.ts';
+import { inInt64Range, integerPattern, type Order } from '../shared/schemas.ts';
 
 export const dynamoDbEndpoint = () => inject('dynamoDbEndpoint');
 
@@ -94,8 +94,6 @@ export const request = async (
 type JsonObject = Record<string, unknown>;
 type Sources = WeakMap<object, Map<string, string>>;
 
-const integerLiteral = /^-?(0|[1-9][0-9]*)$/;
-
 /**
  * JSON.parse that also records the source text of every number (the reviver's
  * `context.source`), so integer-ness and int64 range are judged from the digits sent, not
@@ -120,12 +118,10 @@ export const parseJsonWithSources = (text: string): { value: unknown; sources: S
  */
 export const parseJsonExact = <T = unknown>(text: string): T =>
   JSON.parse(text, (_key: string, value: unknown, context?: { source?: string }) =>
-    typeof value === 'number' && !Number.isSafeInteger(value) && context?.source !== undefined && integerLiteral.test(context.source)
+    typeof value === 'number' && !Number.isSafeInteger(value) && context?.source !== undefined && integerPattern.test(context.source)
       ? BigInt(context.source)
       : value,
   );
-
-const int64Range = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
 
 /** A schema of the document with `$ref`s inlined and `type: integer` narrowed by a source-text check (`x-integer`). */
 const prepareSchema = (document: JsonObject, schema: unknown, depth = 0): unknown => {
@@ -184,9 +180,8 @@ const createAjv = () => {
     if (typeof data !== 'number') return fail('must be integer');
     // A number with no recorded source (a top-level value) can only be judged as a double.
     const text = source ?? (Number.isSafeInteger(data) ? String(data) : undefined);
-    if (text === undefined || !integerLiteral.test(text)) return fail(`must be an integer literal (sent: ${source ?? data})`);
-    if (kind === 'int64' && (BigInt(text) < int64Range.min || BigInt(text) > int64Range.max))
-      return fail(`must be within int64 (sent: ${text})`);
+    if (text === undefined || !integerPattern.test(text)) return fail(`must be an integer literal (sent: ${source ?? data})`);
+    if (kind === 'int64' && !inInt64Range(BigInt(text))) return fail(`must be within int64 (sent: ${text})`);
     return true;
   };
   ajv.addKeyword({ keyword: 'x-integer', schemaType: 'string', errors: 'full', validate: checkInteger });
