@@ -8,6 +8,22 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 export type StageName = 'staging' | 'production';
 
 /**
+ * What a function's settings depend on, for the deployed stages and the local run alike
+ * (infra/function-settings.ts builds each function's environment from it).
+ */
+export type FunctionStage = {
+  readonly stage: StageName | 'local';
+  /** Parallel Scan segments of listOrders (SCAN_SEGMENTS). */
+  readonly scanSegments: number;
+  /** POWERTOOLS_LOG_LEVEL of the functions. */
+  readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** API Gateway caches an Allow per key this long, so a revoked key keeps working for up to this long. */
+  readonly authorizerCacheTtlSeconds: number;
+  /** Keys of this stage start with it, so a leaked key is recognisable (see docs). */
+  readonly keyPrefix: string;
+};
+
+/**
  * What CloudFormation does with a table when the stack (or the table) goes away. There is no
  * `destroy`: order data is never deleted by a deploy. (`snapshot` is not offered because
  * CloudFormation cannot snapshot DynamoDB tables; point-in-time recovery is the backup.)
@@ -16,22 +32,14 @@ export type StageName = 'staging' | 'production';
  */
 export type DataRemovalPolicy = 'retain' | 'retain-except-on-create';
 
-export type StageConfig = {
+export type StageConfig = FunctionStage & {
   readonly stage: StageName;
   readonly stackName: string;
-  /** Keys of this stage start with it, so a leaked key is recognisable (see docs). */
-  readonly keyPrefix: string;
   /** Fixed names: the orders table is a contract with the store's other systems, which write to it. */
   readonly ordersTableName: string;
   readonly apiKeysTableName: string;
   /** Stage-wide API Gateway throttling: steady requests per second and burst. Beyond it: 429 too_many_requests. */
   readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
-  /** API Gateway caches an Allow per key this long, so a revoked key keeps working for up to this long. */
-  readonly authorizerCacheTtlSeconds: number;
-  /** Parallel Scan segments of listOrders (SCAN_SEGMENTS). */
-  readonly scanSegments: number;
-  /** POWERTOOLS_LOG_LEVEL of the functions. */
-  readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** Retention of every log group of the stage (functions, API access and execution logs). */
   readonly logRetentionDays: RetentionDays;
   /** Whether a deleted stack takes its log groups along (`destroy`) or leaves them (`retain`). */
@@ -92,7 +100,20 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
  * The Powertools service name of a stage: the `service` field of every log line and the
  * `service` dimension of every metric, so two stages in one account never mix their counts.
  */
-export const serviceName = (config: Pick<StageConfig, 'stage'>): string => `store-orders-${config.stage}`;
+export const serviceName = (config: Pick<FunctionStage, 'stage'>): string => `store-orders-${config.stage}`;
 
-/** The local run (npm start) and the key tool's default target. */
-export const localStage = { keyPrefix: 'so_local_', ordersTableName: 'orders', apiKeysTableName: 'api-keys', dynamoDbPort: 8000 } as const;
+/**
+ * The local run (npm start) and the key tool's default target. Its functions get their
+ * settings from here through the same code as a deployed stage's (infra/function-settings.ts).
+ */
+export const localStage = {
+  stage: 'local',
+  keyPrefix: 'so_local_',
+  scanSegments: 4,
+  logLevel: 'INFO',
+  // As on the deployed stages, so a revocation behaves locally as it will there.
+  authorizerCacheTtlSeconds: stages.production.authorizerCacheTtlSeconds,
+  ordersTableName: 'orders',
+  apiKeysTableName: 'api-keys',
+  dynamoDbPort: 8000,
+} as const satisfies FunctionStage & Record<string, unknown>;

@@ -1,23 +1,20 @@
 import { resolve } from 'node:path';
-import { type Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { type StageConfig, serviceName } from './stage-config.ts';
+import { type FunctionName, functionEnvironment, functionSettings, type TableNames } from './function-settings.ts';
+import type { StageConfig } from './stage-config.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '..');
 
 export type StoreFunctionProps = {
   readonly config: StageConfig;
-  /** The handler module, relative to the repository root; it exports `handler`. */
-  readonly handlerFile: string;
-  readonly description: string;
-  readonly memorySize: number;
-  readonly timeout: Duration;
-  /** Only what this function reads (see shared/config.ts). */
-  readonly environment: Readonly<Record<string, string>>;
+  /** Which function: its handler, memory, timeout and environment are in infra/function-settings.ts. */
+  readonly name: FunctionName;
+  readonly tables: TableNames;
 };
 
 /**
@@ -34,7 +31,8 @@ export class StoreFunction extends Construct {
 
   constructor(scope: Construct, id: string, props: StoreFunctionProps) {
     super(scope, id);
-    const { config } = props;
+    const { config, name } = props;
+    const settings = functionSettings[name];
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       retention: config.logRetentionDays,
@@ -44,30 +42,25 @@ export class StoreFunction extends Construct {
     // An own role instead of AWSLambdaBasicExecutionRole, which may create and write any log group.
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `${props.description} (${config.stage})`,
+      description: `${settings.description} (${config.stage})`,
     });
     this.logGroup.grantWrite(this.role);
 
     this.function = new NodejsFunction(this, 'Function', {
-      entry: resolve(repoRoot, props.handlerFile),
+      entry: resolve(repoRoot, settings.handlerFile),
       handler: 'handler',
       projectRoot: repoRoot,
       depsLockFilePath: resolve(repoRoot, 'package-lock.json'),
-      description: props.description,
+      description: settings.description,
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
-      memorySize: props.memorySize,
-      timeout: props.timeout,
+      memorySize: settings.memorySize,
+      timeout: Duration.seconds(settings.timeoutSeconds),
       role: this.role,
       logGroup: this.logGroup,
       tracing: lambda.Tracing.ACTIVE,
-      environment: {
-        ...props.environment,
-        NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: serviceName(config),
-        POWERTOOLS_METRICS_NAMESPACE: 'StoreOrders',
-        POWERTOOLS_LOG_LEVEL: config.logLevel,
-      },
+      // The bundle's own setting (readable stack traces); the rest is what the local run gets too.
+      environment: { ...functionEnvironment(name, config, props.tables), NODE_OPTIONS: '--enable-source-maps' },
       bundling: {
         format: OutputFormat.ESM,
         target: 'node24',

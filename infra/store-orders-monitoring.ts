@@ -7,7 +7,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { metricNames } from '../shared/observability.ts';
+import { metricNames, metricsNamespace } from '../shared/observability.ts';
 import { type StageConfig, serviceName } from './stage-config.ts';
 import type { StoreFunction } from './store-function.ts';
 
@@ -41,7 +41,13 @@ export class StoreOrdersMonitoring extends Construct {
     const prefix = `StoreOrders-${config.stage}`;
     // The functions' EMF metrics (shared/observability.ts); Powertools sets the `service` dimension per stage.
     const serviceMetric = (metricName: string, statistic: string) =>
-      new cloudwatch.Metric({ namespace: 'StoreOrders', metricName, dimensionsMap: { service: serviceName(config) }, statistic, period });
+      new cloudwatch.Metric({
+        namespace: metricsNamespace,
+        metricName,
+        dimensionsMap: { service: serviceName(config) },
+        statistic,
+        period,
+      });
 
     this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: `Store Orders ${config.stage} alarms`, enforceSSL: true });
     if (config.alarms.email !== undefined) this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(config.alarms.email));

@@ -15,36 +15,17 @@ export interface StoreOrdersStackProps extends StackProps {
   readonly config: StageConfig;
 }
 
-/** What each operation's function gets: the same on every stage, so it lives here and not in the stage config. */
-type OperationSettings = {
-  readonly memorySize: number;
-  readonly timeout: Duration;
+/** How each route reaches its function, beside what the function itself is (infra/function-settings.ts). */
+type RouteIntegration = {
   /** How long API Gateway waits for the function (at most 29 s buffered, 15 min streamed). */
   readonly integrationTimeout: Duration;
   /** The one DynamoDB action the function needs on the orders table. */
   readonly ordersAction: string;
-  readonly environment: (config: StageConfig, ordersTable: string) => Record<string, string>;
 };
 
-const operationSettings: Record<Operation, OperationSettings> = {
-  // Reads the whole table with parallel Scans and streams it: more memory means more CPU for
-  // JSON and gzip; a streamed response may run up to 15 minutes.
-  listOrders: {
-    memorySize: 1024,
-    timeout: Duration.minutes(15),
-    integrationTimeout: Duration.minutes(15),
-    ordersAction: 'dynamodb:Scan',
-    environment: (config, ordersTable) => ({ ORDERS_TABLE: ordersTable, SCAN_SEGMENTS: String(config.scanSegments) }),
-  },
-  // One conditional UpdateItem. The timeout leaves room for the SDK's retries (3 attempts of at
-  // most 5 s) so a slow DynamoDB still ends in a 503 from the function, not a gateway timeout.
-  cancelOrder: {
-    memorySize: 512,
-    timeout: Duration.seconds(20),
-    integrationTimeout: Duration.seconds(29),
-    ordersAction: 'dynamodb:UpdateItem',
-    environment: (_config, ordersTable) => ({ ORDERS_TABLE: ordersTable }),
-  },
+const routeIntegrations: Record<Operation, RouteIntegration> = {
+  listOrders: { integrationTimeout: Duration.minutes(15), ordersAction: 'dynamodb:Scan' },
+  cancelOrder: { integrationTimeout: Duration.seconds(29), ordersAction: 'dynamodb:UpdateItem' },
 };
 
 const dataRemovalPolicies: Record<DataRemovalPolicy, RemovalPolicy> = {
@@ -126,14 +107,8 @@ export class StoreOrdersStack extends Stack {
     });
 
     // The authorizer looks a key's hash up in the keys table, and may do nothing else.
-    const authorizerFunction = new StoreFunction(this, 'AuthorizerFunction', {
-      config,
-      handlerFile: 'functions/authorizer.ts',
-      description: 'Store Orders: TOKEN authorizer (bearer API keys)',
-      memorySize: 512,
-      timeout: Duration.seconds(20),
-      environment: { API_KEYS_TABLE: this.apiKeysTable.tableName },
-    });
+    const tables = { orders: this.ordersTable.tableName, apiKeys: this.apiKeysTable.tableName };
+    const authorizerFunction = new StoreFunction(this, 'AuthorizerFunction', { config, name: 'authorizer', tables });
     this.apiKeysTable.grant(authorizerFunction.function, 'dynamodb:GetItem');
 
     const authorizer = new apigw.TokenAuthorizer(this, 'TokenAuthorizer', {
@@ -197,15 +172,8 @@ export class StoreOrdersStack extends Stack {
     // One function, resource and method per route of the shared route table.
     const routeFunctions: { name: string; fn: StoreFunction }[] = [];
     for (const route of routes) {
-      const settings = operationSettings[route.operation];
-      const fn = new StoreFunction(this, `${pascalCase(route.operation)}Function`, {
-        config,
-        handlerFile: route.handlerFile,
-        description: `Store Orders: ${route.method} ${basePath}${route.path} (${route.operation})`,
-        memorySize: settings.memorySize,
-        timeout: settings.timeout,
-        environment: settings.environment(config, this.ordersTable.tableName),
-      });
+      const settings = routeIntegrations[route.operation];
+      const fn = new StoreFunction(this, `${pascalCase(route.operation)}Function`, { config, name: route.operation, tables });
       this.ordersTable.grant(fn.function, settings.ordersAction);
       routeFunctions.push({ name: pascalCase(route.operation), fn });
 

@@ -1,14 +1,21 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { MiddlewareObj } from '@middy/core';
-import type { Context } from 'aws-lambda';
 
-/** One structured JSON logger per function process. POWERTOOLS_* variables may override the defaults. */
-export const logger = new Logger({ serviceName: 'store-orders' });
+/**
+ * One structured JSON logger per function process. No service name here: constructor options
+ * win over POWERTOOLS_SERVICE_NAME, which the stage sets (store-orders-<stage>) and its
+ * alarms, dashboard and queries read. The same holds for the metrics' `service` dimension.
+ */
+export const logger = new Logger();
 
-/** CloudWatch EMF metrics. The dashboard and alarms in infra/ read these names. */
-export const metrics = new Metrics({ namespace: 'StoreOrders', serviceName: 'store-orders' });
+/** The CloudWatch namespace of the service's own metrics; infra/ reads the same constant. */
+export const metricsNamespace = 'StoreOrders';
 
+/** CloudWatch EMF metrics, with the dimension `service` (POWERTOOLS_SERVICE_NAME) only. */
+export const metrics = new Metrics({ namespace: metricsNamespace });
+
+/** The metric names the functions emit; the dashboard and alarms in infra/ read these. */
 export const metricNames = {
   ordersCancelled: 'OrdersCancelled',
   cancelConflicts: 'CancelConflicts',
@@ -16,6 +23,7 @@ export const metricNames = {
   authFailures: 'AuthFailures',
   ordersListed: 'OrdersListed',
   listDuration: 'ListDuration',
+  listFirstByte: 'ListFirstByte',
   invalidStoredOrders: 'InvalidStoredOrders',
 } as const;
 
@@ -24,9 +32,8 @@ export const flushMetrics = () => {
   if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
 };
 
-/** The ColdStart metric once per process, and a flush after every invocation. */
-export const metricsMiddleware = (): MiddlewareObj<unknown, unknown, Error, Context> => ({
-  before: (request) => metrics.captureColdStartMetric(request.context.functionName),
-  after: flushMetrics,
-  onError: flushMetrics,
-});
+/**
+ * A flush after every invocation. No ColdStart metric: Lambda's own REPORT lines count cold
+ * starts (saved query `cold-starts-and-memory`), and each custom metric has a monthly price.
+ */
+export const metricsMiddleware = (): MiddlewareObj => ({ after: flushMetrics, onError: flushMetrics });

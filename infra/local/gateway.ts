@@ -103,22 +103,46 @@ const safeDecode = (text: string) => {
   }
 };
 
-const lambdaContext = (functionName: string): Context => {
-  const started = Date.now();
-  return {
-    awsRequestId: randomUUID(),
-    callbackWaitsForEmptyEventLoop: true,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '256',
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, 30_000 - (Date.now() - started)),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+/** A function as the local gateway runs it: its handler and the settings Lambda gives it (infra/function-settings.ts). */
+export type LocalFunction<Handler> = {
+  readonly name: string;
+  readonly handler: Handler;
+  readonly memorySize: number;
+  readonly timeoutSeconds: number;
+};
+
+const lambdaContext = (fn: LocalFunction<unknown>, deadline: number): Context => ({
+  awsRequestId: randomUUID(),
+  callbackWaitsForEmptyEventLoop: true,
+  functionName: fn.name,
+  functionVersion: '$LATEST',
+  invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${fn.name}`,
+  memoryLimitInMB: String(fn.memorySize),
+  logGroupName: `/aws/lambda/${fn.name}`,
+  logStreamName: 'local',
+  getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+});
+
+/**
+ * Runs one invocation as Lambda would: with a context whose remaining time counts down from the
+ * function's timeout, failing with Lambda's "Task timed out" error when it runs out (the
+ * handler itself cannot be stopped here, as Lambda would stop it; its answer is then ignored).
+ */
+const invoke = async <Handler, Result>(fn: LocalFunction<Handler>, call: (handler: Handler, context: Context) => Promise<Result>) => {
+  const timeoutMs = fn.timeoutSeconds * 1000;
+  const context = lambdaContext(fn, Date.now() + timeoutMs);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`Task timed out after ${fn.timeoutSeconds.toFixed(2)} seconds`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([call(fn.handler, context), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
 };
 
 export type GatewayOptions = {
@@ -127,9 +151,9 @@ export type GatewayOptions = {
   readonly port: number;
   readonly stage?: string;
   readonly routes: readonly Route[];
-  /** Each route's handler (the module's `handler` export, loaded once like a warm Lambda). */
-  readonly handlers: ReadonlyMap<Route, LambdaHandler>;
-  readonly authorizer: Authorizer;
+  /** Each route's function (the module's `handler` export, loaded once like a warm Lambda). */
+  readonly functions: ReadonlyMap<Route, LocalFunction<LambdaHandler>>;
+  readonly authorizer: LocalFunction<Authorizer>;
   /** API Gateway caches an Allow per token for this long; 0 disables the cache. */
   readonly authorizerCacheTtlSeconds: number;
   /** Extra GET documents served without a key (e.g. `/v1/openapi.json`), path → JSON text. */
@@ -163,7 +187,8 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     if (cached !== undefined && cached.expires > Date.now()) return cached.result;
     let result: APIGatewayAuthorizerResult;
     try {
-      result = await options.authorizer({ type: 'TOKEN', authorizationToken: token, methodArn }, lambdaContext('authorizer'));
+      const event: APIGatewayTokenAuthorizerEvent = { type: 'TOKEN', authorizationToken: token, methodArn };
+      result = await invoke(options.authorizer, (authorizer, context) => authorizer(event, context));
     } catch (error) {
       return error instanceof Error && error.message === 'Unauthorized' ? 'unauthorized' : 'internal_error';
     }
@@ -212,16 +237,15 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     if (typeof auth === 'string') return sendError(res, requestId, auth);
 
     const event = proxyEvent({ req, url, route, pathParameters, requestId, stage, body, auth });
-    const handler = options.handlers.get(route);
-    if (handler === undefined) throw new Error(`no handler for ${route.operation}`);
-    const context = lambdaContext(route.operation);
+    const fn = options.functions.get(route);
+    if (fn === undefined) throw new Error(`no function for ${route.operation}`);
     if (route.streaming) {
-      if ((handler as StreamingHandler)[streaming] !== true) throw new Error(`${route.handlerFile} is not a streaming handler`);
+      if ((fn.handler as StreamingHandler)[streaming] !== true) throw new Error(`${route.handlerFile} is not a streaming handler`);
       const stream = new LocalResponseStream(res);
-      await (handler as StreamingHandler)(event, stream, context);
+      await invoke(fn, (handler, context) => (handler as StreamingHandler)(event, stream, context));
       return;
     }
-    const result = await (handler as BufferedHandler)(event, context);
+    const result = await invoke(fn, (handler, context) => (handler as BufferedHandler)(event, context));
     res.writeHead(result.statusCode, [
       ...headerEntries(result.headers ?? {}),
       ...Object.entries(result.multiValueHeaders ?? {}).flatMap(([name, values]) =>

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { routes as defaultRoutes, type Route } from '../../shared/routes.ts';
+import { type FunctionName, type FunctionSettings, functionEnvironment, functionSettings } from '../function-settings.ts';
+import { type FunctionStage, localStage } from '../stage-config.ts';
 import { type Authorizer, type Gateway, installLambdaStreamingGlobals, type LambdaHandler, startGateway } from './gateway.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
@@ -11,37 +13,61 @@ export type LocalApiOptions = {
   readonly dynamoDbEndpoint: string;
   readonly ordersTable: string;
   readonly apiKeysTable: string;
-  readonly authorizerCacheTtlSeconds?: number;
+  /** The stage settings the functions run with (default: the local stage of infra/stage-config.ts). */
+  readonly stage?: FunctionStage;
   readonly routes?: readonly Route[];
+  /** Settings of functions outside the service's own (test-only routes). */
+  readonly extraFunctions?: Readonly<Record<string, FunctionSettings>>;
   readonly documents?: Readonly<Record<string, () => string>>;
 };
 
+/** Settings a developer may override for the local run: how much the functions log and whether they print metrics. */
+const developerOverrides = ['POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_METRICS_DISABLED'];
+
 /**
- * The deployed service on this machine: the handler modules Lambda runs, configured through
- * the same environment variables the stack sets, behind the local gateway.
+ * The deployed service on this machine: the handler modules Lambda runs, with the settings
+ * and environment the stack gives them (infra/function-settings.ts), behind the local gateway.
  */
 export const startLocalApi = async (options: LocalApiOptions): Promise<Gateway> => {
-  // What the CDK stack sets on each function; the handlers read it once, when first imported.
-  Object.assign(process.env, {
-    ORDERS_TABLE: options.ordersTable,
-    API_KEYS_TABLE: options.apiKeysTable,
-    DYNAMODB_ENDPOINT: options.dynamoDbEndpoint,
-  });
+  const stage = options.stage ?? localStage;
+  const routes = options.routes ?? defaultRoutes;
+  const settingsOf = (name: string): FunctionSettings => {
+    const settings = (functionSettings as Record<string, FunctionSettings>)[name] ?? options.extraFunctions?.[name];
+    if (settings === undefined) throw new Error(`no function settings for ${name}`);
+    return settings;
+  };
+
+  // Every function's environment, as the stack sets it. The handlers share this process, so
+  // they share one environment: the functions' variables must agree where they overlap.
+  const tables = { orders: options.ordersTable, apiKeys: options.apiKeysTable };
+  const names = ['authorizer', ...routes.map((route) => route.operation)];
+  const environment: Record<string, string> = { DYNAMODB_ENDPOINT: options.dynamoDbEndpoint };
+  for (const name of names.filter((name) => name in functionSettings)) {
+    for (const [key, value] of Object.entries(functionEnvironment(name as FunctionName, stage, tables))) {
+      if (environment[key] !== undefined && environment[key] !== value) throw new Error(`functions disagree on ${key}`);
+      environment[key] = value;
+    }
+  }
+  for (const key of developerOverrides) if (process.env[key] !== undefined) delete environment[key];
+  Object.assign(process.env, environment);
+
   // A fresh module instance per local API (as each Lambda has its own), loaded up front like a
   // Lambda's init phase, so each instance keeps the configuration it was started with.
   const instance = ++instances;
   installLambdaStreamingGlobals(); // before the streaming handler module is evaluated
-  const load = async <Handler>(file: string): Promise<Handler> =>
-    (await import(`${pathToFileURL(resolve(repoRoot, file)).href}?instance=${instance}`)).handler;
-  const routes = options.routes ?? defaultRoutes;
-  const authorizer = await load<Authorizer>('functions/authorizer.ts');
-  const handlers = new Map(await Promise.all(routes.map(async (route) => [route, await load<LambdaHandler>(route.handlerFile)] as const)));
+  const load = async <Handler>(name: string) => {
+    const settings = settingsOf(name);
+    const module = await import(`${pathToFileURL(resolve(repoRoot, settings.handlerFile)).href}?instance=${instance}`);
+    return { name, handler: module.handler as Handler, memorySize: settings.memorySize, timeoutSeconds: settings.timeoutSeconds };
+  };
+  const authorizer = await load<Authorizer>('authorizer');
+  const functions = new Map(await Promise.all(routes.map(async (route) => [route, await load<LambdaHandler>(route.operation)] as const)));
   return startGateway({
     port: options.port,
     routes,
-    handlers,
+    functions,
     authorizer,
-    authorizerCacheTtlSeconds: options.authorizerCacheTtlSeconds ?? 300,
+    authorizerCacheTtlSeconds: stage.authorizerCacheTtlSeconds,
     ...(options.documents === undefined ? {} : { documents: options.documents }),
   });
 };

@@ -2,6 +2,7 @@ import { get } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localStage } from '../../infra/stage-config.ts';
 import { createApiKey, revokeApiKey } from '../../shared/api-keys.ts';
 import { order, request, startTestApi } from '../support.ts';
 
@@ -108,7 +109,7 @@ describe('authorization', () => {
   });
 
   it('stops accepting a revoked key once the authorizer cache has expired', async () => {
-    const revocable = await startTestApi([], { authorizerCacheTtlSeconds: 0 });
+    const revocable = await startTestApi([], { stage: { ...localStage, authorizerCacheTtlSeconds: 0 } });
     try {
       const { key, item } = await createApiKey(revocable.apiKeys, { name: 'to revoke', prefix: 'so_test_' });
       const headers = { Authorization: `Bearer ${key}` };

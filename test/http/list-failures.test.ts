@@ -1,9 +1,10 @@
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, NumberValue, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../infra/local/gateway.ts';
 import { startLocalApi } from '../../infra/local/local-api.ts';
+import { localStage } from '../../infra/stage-config.ts';
 import { hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
 import { request } from '../support.ts';
 
@@ -19,14 +20,18 @@ beforeEach(() => {
   dynamo.on(GetCommand).resolves({ Item: { keyHash, keyId: keyIdOf(keyHash), name: 'test', createdAt: '2026-01-01T00:00:00Z' } });
 });
 beforeAll(async () => {
-  // One segment, so the page order is known: the first page streams, the second fails.
-  vi.stubEnv('SCAN_SEGMENTS', '1');
-  api = await startLocalApi({ port: 0, dynamoDbEndpoint: 'http://127.0.0.1:9', ordersTable: 'orders', apiKeysTable: 'api-keys' });
+  api = await startLocalApi({
+    port: 0,
+    dynamoDbEndpoint: 'http://127.0.0.1:9',
+    ordersTable: 'orders',
+    apiKeysTable: 'api-keys',
+    // One segment, so the page order is known: the first page streams, the second fails.
+    stage: { ...localStage, scanSegments: 1 },
+  });
 });
 afterAll(async () => {
   await api.close();
   dynamo.restore();
-  vi.unstubAllEnvs();
 });
 
 describe('listing when DynamoDB fails', () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, operationContracts } from '../../shared/openapi.ts';
 import { routes as serviceRoutes } from '../../shared/routes.ts';
 import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
-import { deprecatedRoute } from '../fixtures/deprecated-route.ts';
+import { deprecatedFunction, deprecatedRoute } from '../fixtures/deprecated-route.ts';
 import { request, startTestApi } from '../support.ts';
 
 // The service's route table plus the test-only deprecated route, as a deprecated route of the service would stand.
@@ -14,7 +14,7 @@ const legacy = document.paths?.[deprecatedRoute.path]?.get;
 describe('a deprecated route', () => {
   let api: Awaited<ReturnType<typeof startTestApi>>;
   beforeAll(async () => {
-    api = await startTestApi([], { routes });
+    api = await startTestApi([], { routes, extraFunctions: { [deprecatedRoute.operation]: deprecatedFunction } });
   });
   afterAll(() => api?.close());
 

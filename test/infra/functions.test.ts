@@ -30,7 +30,6 @@ describe.each(stageNames)('the %s functions', (stage) => {
         Variables: {
           NODE_OPTIONS: '--enable-source-maps',
           POWERTOOLS_SERVICE_NAME: `store-orders-${config.stage}`,
-          POWERTOOLS_METRICS_NAMESPACE: 'StoreOrders',
           POWERTOOLS_LOG_LEVEL: config.logLevel,
         },
       },
@@ -63,8 +62,8 @@ describe.each(stageNames)('the %s functions', (stage) => {
     const cancel = functionProperties('CancelOrderFunction');
     const authorizer = functionProperties('AuthorizerFunction');
     expect(list).toMatchObject({ MemorySize: 1024, Timeout: 900 });
-    expect(cancel).toMatchObject({ MemorySize: 512, Timeout: 20 });
-    expect(authorizer).toMatchObject({ MemorySize: 512, Timeout: 20 });
+    expect(cancel).toMatchObject({ MemorySize: 512, Timeout: 10 });
+    expect(authorizer).toMatchObject({ MemorySize: 512, Timeout: 10 });
     // cancel must end (with a 503 if need be) before API Gateway's 29 s integration timeout.
     expect(cancel.Timeout).toBeLessThan(29);
   });

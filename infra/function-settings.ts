@@ -1,0 +1,63 @@
+/**
+ * What each Lambda function is: its handler, memory, timeout and environment. The CDK stack
+ * deploys exactly this, and the local run (npm start) runs the same handlers with exactly this,
+ * so the two cannot drift. No aws-cdk-lib here: the local run imports this module.
+ */
+import { type Operation, routeOf } from '../shared/routes.ts';
+import { type FunctionStage, serviceName } from './stage-config.ts';
+
+export type FunctionName = Operation | 'authorizer';
+
+/** The deployed (or local) names of the stage's tables. */
+export type TableNames = { readonly orders: string; readonly apiKeys: string };
+
+export type FunctionSettings = {
+  /** The handler module, relative to the repository root; it exports `handler`. */
+  readonly handlerFile: string;
+  readonly description: string;
+  readonly memorySize: number;
+  readonly timeoutSeconds: number;
+  /** Only what this function reads (shared/config.ts). */
+  readonly environment: (stage: FunctionStage, tables: TableNames) => Record<string, string>;
+};
+
+export const functionSettings: Readonly<Record<FunctionName, FunctionSettings>> = {
+  // One GetItem per uncached key. The timeout leaves room for DynamoDB's bounded retries, so a
+  // slow database ends in a failure the gateway reports (500), never in a hung request.
+  authorizer: {
+    handlerFile: 'functions/authorizer.ts',
+    description: 'Store Orders: TOKEN authorizer (bearer API keys)',
+    memorySize: 512,
+    timeoutSeconds: 10,
+    environment: (_stage, tables) => ({ API_KEYS_TABLE: tables.apiKeys }),
+  },
+  // Reads the whole table with parallel Scans and streams it: more memory means more CPU for
+  // JSON and gzip; a streamed response may run up to 15 minutes.
+  listOrders: {
+    handlerFile: routeOf('listOrders').handlerFile,
+    description: 'Store Orders: GET /v1/store/orders (listOrders)',
+    memorySize: 1024,
+    timeoutSeconds: 15 * 60,
+    environment: (stage, tables) => ({ ORDERS_TABLE: tables.orders, SCAN_SEGMENTS: String(stage.scanSegments) }),
+  },
+  // One conditional UpdateItem. The timeout leaves room for DynamoDB's bounded retries so a
+  // slow database still ends in a 503 from the function, well before API Gateway's 29 s.
+  cancelOrder: {
+    handlerFile: routeOf('cancelOrder').handlerFile,
+    description: 'Store Orders: DELETE /v1/store/orders/{orderId} (cancelOrder)',
+    memorySize: 512,
+    timeoutSeconds: 10,
+    environment: (_stage, tables) => ({ ORDERS_TABLE: tables.orders }),
+  },
+};
+
+/**
+ * The environment a function runs with: what it reads, plus the Powertools settings of the
+ * stage. The service name comes from here only (shared/observability.ts passes none), so every
+ * log line and metric of a stage carries `service=store-orders-<stage>`, which its alarms read.
+ */
+export const functionEnvironment = (name: FunctionName, stage: FunctionStage, tables: TableNames): Record<string, string> => ({
+  ...functionSettings[name].environment(stage, tables),
+  POWERTOOLS_SERVICE_NAME: serviceName(stage),
+  POWERTOOLS_LOG_LEVEL: stage.logLevel,
+});
