@@ -1,14 +1,34 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import middy from '@middy/core';
+import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { bearerToken, findActiveKey, wholeApiArn } from '../shared/api-keys.ts';
+import { bearerToken, findActiveKey, methodAndPathOf, wholeApiArn } from '../shared/api-keys.ts';
 import { functionEnvSchema, readConfig } from '../shared/config.ts';
 import { createDocumentClient } from '../shared/dynamo.ts';
 import { logger, metricNames, metrics, metricsMiddleware } from '../shared/observability.ts';
+import { operationAt } from '../shared/routes.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(functionEnvSchema.pick({ API_KEYS_TABLE: true, DYNAMODB_ENDPOINT: true }));
 const apiKeys = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.API_KEYS_TABLE };
+
+/** The refusal API Gateway answers with 401; anything else the function throws becomes a 500 AUTHORIZER_FAILURE. */
+const refusal = 'Unauthorized';
+
+/**
+ * Every line of an authorization carries the operation the request is for (from the method
+ * ARN; a TOKEN event has no API request id: the access log's `authorizerRequestId` is this
+ * invocation's `function_request_id`). A failure that is not a refusal is logged as an error.
+ */
+const authorizationEnvelope: MiddlewareObj<APIGatewayTokenAuthorizerEvent> = {
+  before: (request) => {
+    const { method, path } = methodAndPathOf(request.event.methodArn);
+    logger.resetKeys();
+    logger.appendKeys({ operation: operationAt(method, path) ?? 'unknown' });
+  },
+  onError: (request) => {
+    if (request.error?.message !== refusal) logger.error('authorizer failed', { error: request.error });
+  },
+};
 
 /**
  * TOKEN authorizer. Allow for a known, unrevoked key. Anything else throws exactly
@@ -22,7 +42,7 @@ const authorize = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGate
   if (key === undefined) {
     metrics.addMetric(metricNames.authFailures, 'Count', 1);
     logger.info('authorization refused', { reason: token === undefined ? 'malformed_header' : 'unknown_or_revoked_key' });
-    throw new Error('Unauthorized');
+    throw new Error(refusal);
   }
   logger.info('authorization granted', { key_id: key.keyId });
   return {
@@ -36,6 +56,7 @@ const authorize = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGate
 };
 
 export const handler = middy<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult>()
-  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(injectLambdaContext(logger))
   .use(metricsMiddleware())
+  .use(authorizationEnvelope)
   .handler(authorize);

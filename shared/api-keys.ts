@@ -24,6 +24,12 @@ export const wholeApiArn = (methodArn: string): string => {
   return `${api}/${stage}/*/*`;
 };
 
+/** `arn:aws:execute-api:…:apiId/stage/DELETE/v1/store/orders/7` → the method and path it names. */
+export const methodAndPathOf = (methodArn: string): { method: string; path: string } => {
+  const [, , method = '', ...path] = methodArn.split('/');
+  return { method, path: `/${path.join('/')}` };
+};
+
 /** Only this hash of a key is ever stored or compared. */
 export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
 

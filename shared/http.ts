@@ -2,6 +2,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { MiddlewareObj, Request } from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { finished, Readable } from 'node:stream';
 import { errorRecord, isApiError } from './errors.ts';
 import { logger, metricsMiddleware } from './observability.ts';
 import { deprecationHeaders, type Route } from './routes.ts';
@@ -23,10 +24,16 @@ export const acceptsGzip = (acceptEncoding: string | undefined): boolean =>
 
 type HttpResponse = { statusCode: number; headers?: Record<string, string | number | boolean>; body?: unknown };
 
+const isStream = (body: unknown): body is Readable => body instanceof Readable;
+
 /**
  * Request id, standard headers and one access-log line for every answer, the error
  * responses included. Used before httpErrorHandler so that its onError runs after the
  * error has become a response (middy runs onError hooks in reverse order).
+ *
+ * The request's log keys are replaced when a request starts, not removed when the handler
+ * returns: a streamed body is still being written after that, and its lines must carry them.
+ * A streamed answer is logged when its body has ended (or failed), with its time to first byte.
  */
 const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, HttpResponse> => {
   const { operation } = route;
@@ -35,17 +42,27 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
 
   const before = (request: Request<APIGatewayProxyEvent, HttpResponse>) => {
     startedAt.set(request, performance.now());
+    logger.resetKeys();
     logger.appendKeys({ request_id: request.event.requestContext?.requestId, operation });
   };
   const finish = (request: Request<APIGatewayProxyEvent, HttpResponse>) => {
     const response = request.response;
     if (response == null) return;
     response.headers = { ...response.headers, ...fixedHeaders, 'X-Request-Id': request.event.requestContext?.requestId ?? '' };
-    const latencyMs = Math.round(performance.now() - (startedAt.get(request) ?? performance.now()));
+    const started = startedAt.get(request) ?? performance.now();
+    const elapsedMs = () => Math.round(performance.now() - started);
     const error = request.error;
     const code = isApiError(error) ? error.code : error == null ? undefined : 'internal_error';
-    const entry = { statusCode: response.statusCode, outcome: code ?? 'ok', latencyMs };
-    if (response.statusCode >= 500) logger.error('request failed', { ...entry, error });
+    const entry = { statusCode: response.statusCode, outcome: code ?? 'ok', latencyMs: elapsedMs() };
+    if (isStream(response.body)) {
+      const firstByteMs = entry.latencyMs;
+      finished(response.body, (streamError) => {
+        if (!streamError) logger.info('request completed', { ...entry, latencyMs: elapsedMs(), firstByteMs });
+        // The status line is gone already: the client sees a cut connection, on-call sees this.
+        else
+          logger.error('response cut short', { ...entry, outcome: 'truncated', latencyMs: elapsedMs(), firstByteMs, error: streamError });
+      });
+    } else if (response.statusCode >= 500) logger.error('request failed', { ...entry, error });
     else logger.info('request completed', entry);
   };
   return { before, after: finish, onError: finish };
@@ -56,7 +73,7 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
  * the request envelope, and error records. The handler after them is only the business step.
  */
 export const httpMiddleware = (route: Route) => [
-  injectLambdaContext(logger, { resetKeys: true }),
+  injectLambdaContext(logger),
   metricsMiddleware(),
   requestEnvelope(route),
   httpErrorHandler({ logger: false, fallbackMessage: JSON.stringify(errorRecord('internal_error')) }),

@@ -48,6 +48,13 @@ export type Operation = (typeof routes)[number]['operation'];
 /** The table's route of an operation: what a handler passes to httpMiddleware. */
 export const routeOf = (operation: Operation): Route => routes.find((route) => route.operation === operation)!;
 
+/** `/v1/store/orders/{orderId}` as a pattern of one path: each `{parameter}` one non-empty segment. */
+const pathPattern = (route: Route) => new RegExp(`^${basePath}${route.path.replace(/\{[^/}]+\}/g, '[^/]+')}$`);
+
+/** The operation a method and full path (`/v1/…`) name, or undefined when no route matches. */
+export const operationAt = (method: string, path: string): Operation | undefined =>
+  routes.find((route) => route.method === method && pathPattern(route).test(path))?.operation;
+
 /** The headers a deprecated route adds to every answer; none for a current route. */
 export const deprecationHeaders = (route: Route): Record<string, string> => {
   if (route.deprecation === undefined) return {};
