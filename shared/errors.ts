@@ -13,9 +13,17 @@ export const errorCodes = {
   route_not_found: { status: 404, message: 'No operation exists at this path and method.' },
   order_already_shipped: { status: 409, message: 'The order has already shipped and cannot be cancelled.' },
   order_not_cancellable: { status: 409, message: 'The order is not pending and cannot be cancelled.' },
+  list_too_large: {
+    status: 406,
+    message: 'The store holds more orders than one response can carry: send "Accept-Encoding: gzip", or wait for the paginated /v2 list.',
+  },
   too_many_requests: { status: 429, message: 'Too many requests: slow down and retry later.' },
   internal_error: { status: 500, message: 'An unexpected error occurred. Quote the X-Request-Id header when reporting it.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable: retry later.' },
+  gateway_timeout: {
+    status: 504,
+    message: 'The service did not answer in time: retry later. Quote the X-Request-Id header if it persists.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;
@@ -30,7 +38,7 @@ export const errorRecord = (code: ErrorCode, message?: string): ErrorRecord => (
 /** Headers every error of this code carries besides Content-Type. */
 export const errorHeaders = (code: ErrorCode): Record<string, string> => {
   if (code === 'unauthorized') return { 'WWW-Authenticate': 'Bearer' };
-  if (code === 'service_unavailable' || code === 'too_many_requests') return { 'Retry-After': '1' };
+  if (code === 'service_unavailable' || code === 'too_many_requests' || code === 'gateway_timeout') return { 'Retry-After': '1' };
   return {};
 };
 
@@ -68,6 +76,10 @@ export const gatewayResponseCodes = {
   QUOTA_EXCEEDED: 'too_many_requests',
   AUTHORIZER_FAILURE: 'internal_error',
   AUTHORIZER_CONFIGURATION_ERROR: 'internal_error',
+  // A customized DEFAULT_5XX also sets the status of every 5xx type not set on its own: these
+  // keep theirs. Lambda throttling (reserved concurrency reached) arrives as INTEGRATION_FAILURE.
+  INTEGRATION_FAILURE: 'service_unavailable',
+  INTEGRATION_TIMEOUT: 'gateway_timeout',
   DEFAULT_4XX: 'bad_request',
   DEFAULT_5XX: 'internal_error',
 } as const satisfies Record<string, ErrorCode>;

@@ -79,8 +79,10 @@ export const operationContracts: Readonly<Record<Operation, OperationContract>> 
     description:
       'Every order in the store, cancelled ones included, as one JSON array. No order of the items is promised. ' +
       'There is no filtering and no pagination in v1 (query parameters are ignored); both are planned for v2. ' +
-      'The array is streamed as the store is read, so a store of any size can be listed; a client that sends ' +
-      '`Accept-Encoding: gzip` receives it gzip-compressed.',
+      'The array is streamed as the store is read; a client that sends `Accept-Encoding: gzip` receives it ' +
+      'gzip-compressed. One answer carries at most about 1.4 million orders uncompressed and 5.6 million with gzip ' +
+      '(a streamed answer is capped at 200 MB): a larger store is refused with 406 `list_too_large` before the ' +
+      'first byte, never cut off.',
     success: {
       status: 200,
       description: 'Every order, as a JSON array.',
@@ -94,7 +96,7 @@ export const operationContracts: Readonly<Record<Operation, OperationContract>> 
         },
       },
     },
-    errors: ['service_unavailable', 'internal_error'],
+    errors: ['list_too_large', 'service_unavailable', 'internal_error'],
   },
   cancelOrder: {
     description:

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * List every order
-         * @description Every order in the store, cancelled ones included, as one JSON array. No order of the items is promised. There is no filtering and no pagination in v1 (query parameters are ignored); both are planned for v2. The array is streamed as the store is read, so a store of any size can be listed; a client that sends `Accept-Encoding: gzip` receives it gzip-compressed.
+         * @description Every order in the store, cancelled ones included, as one JSON array. No order of the items is promised. There is no filtering and no pagination in v1 (query parameters are ignored); both are planned for v2. The array is streamed as the store is read; a client that sends `Accept-Encoding: gzip` receives it gzip-compressed. One answer carries at most about 1.4 million orders uncompressed and 5.6 million with gzip (a streamed answer is capped at 200 MB): a larger store is refused with 406 `list_too_large` before the first byte, never cut off.
          */
         get: operations["listOrders"];
         put?: never;
@@ -167,6 +167,26 @@ export interface operations {
             /**
              * @description Error record. Possible `code` values:
              *
+             *     - `list_too_large`: The store holds more orders than one response can carry: send "Accept-Encoding: gzip", or wait for the paginated /v2 list.
+             */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "list_too_large";
+                        /** @constant */
+                        status: 406;
+                    };
+                };
+            };
+            /**
+             * @description Error record. Possible `code` values:
+             *
              *     - `too_many_requests` (API gateway): Too many requests: slow down and retry later.
              */
             429: {
@@ -208,7 +228,7 @@ export interface operations {
             /**
              * @description Error record. Possible `code` values:
              *
-             *     - `service_unavailable`: The service is temporarily unavailable: retry later.
+             *     - `service_unavailable` (service or API gateway): The service is temporarily unavailable: retry later.
              */
             503: {
                 headers: {
@@ -223,6 +243,26 @@ export interface operations {
                         code: "service_unavailable";
                         /** @constant */
                         status: 503;
+                    };
+                };
+            };
+            /**
+             * @description Error record. Possible `code` values:
+             *
+             *     - `gateway_timeout` (API gateway): The service did not answer in time: retry later. Quote the X-Request-Id header if it persists.
+             */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "gateway_timeout";
+                        /** @constant */
+                        status: 504;
                     };
                 };
             };
@@ -377,7 +417,7 @@ export interface operations {
             /**
              * @description Error record. Possible `code` values:
              *
-             *     - `service_unavailable`: The service is temporarily unavailable: retry later.
+             *     - `service_unavailable` (service or API gateway): The service is temporarily unavailable: retry later.
              */
             503: {
                 headers: {
@@ -392,6 +432,26 @@ export interface operations {
                         code: "service_unavailable";
                         /** @constant */
                         status: 503;
+                    };
+                };
+            };
+            /**
+             * @description Error record. Possible `code` values:
+             *
+             *     - `gateway_timeout` (API gateway): The service did not answer in time: retry later. Quote the X-Request-Id header if it persists.
+             */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "gateway_timeout";
+                        /** @constant */
+                        status: 504;
                     };
                 };
             };

@@ -14,7 +14,8 @@ type CancelOrderErrorCode =
   | 'order_not_cancellable'
   | 'too_many_requests'
   | 'internal_error'
-  | 'service_unavailable';
+  | 'service_unavailable'
+  | 'gateway_timeout';
 
 const int64Max = '9223372036854775807';
 const twoTo53 = '9007199254740992';

@@ -82,8 +82,8 @@ describe('the OpenAPI document', () => {
   });
 
   it('lists every status each operation can answer', () => {
-    expect(Object.keys(operation('listOrders').responses)).toEqual(['200', '400', '401', '429', '500', '503']);
-    expect(Object.keys(operation('cancelOrder').responses)).toEqual(['204', '400', '401', '404', '409', '429', '500', '503']);
+    expect(Object.keys(operation('listOrders').responses)).toEqual(['200', '400', '401', '406', '429', '500', '503', '504']);
+    expect(Object.keys(operation('cancelOrder').responses)).toEqual(['204', '400', '401', '404', '409', '429', '500', '503', '504']);
   });
 
   it('lists, per error status, the codes of the error table the handler and the gateway can answer with', () => {
@@ -96,6 +96,8 @@ describe('the OpenAPI document', () => {
     expect(codesOf('cancelOrder', '400')).toEqual(['bad_request', 'invalid_order_id']);
     expect(codesOf('listOrders', '400')).toEqual(['bad_request']);
     expect(codesOf('listOrders', '503')).toEqual(['service_unavailable']);
+    expect(codesOf('listOrders', '406')).toEqual(['list_too_large']);
+    expect(codesOf('cancelOrder', '504')).toEqual(['gateway_timeout']);
     for (const { operation } of operations) {
       for (const [status, response] of Object.entries(operation.responses)) {
         if (Number(status) < 400) continue;
