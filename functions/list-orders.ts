@@ -5,25 +5,55 @@ import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { functionEnvSchema, readConfig } from '../shared/config.ts';
 import { createDocumentClient } from '../shared/dynamo.ts';
+import { apiError } from '../shared/errors.ts';
 import { acceptsGzip, header, httpMiddleware } from '../shared/http.ts';
 import { flushMetrics, logger, metricNames, metrics } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
-import { type InvalidItemReport, scanOrderPages } from '../shared/orders-repository.ts';
+import { approximateItemCount, type InvalidItemReport, scanOrderPages } from '../shared/orders-repository.ts';
 import { routeOf } from '../shared/routes.ts';
 import type { Order } from '../shared/schemas.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(
-  functionEnvSchema.pick({ ORDERS_TABLE: true, SCAN_SEGMENTS: true, SCAN_PAGE_SIZE: true, DYNAMODB_ENDPOINT: true }),
+  functionEnvSchema.pick({
+    ORDERS_TABLE: true,
+    SCAN_SEGMENTS: true,
+    SCAN_PAGE_SIZE: true,
+    LIST_MAX_ORDERS: true,
+    LIST_MAX_ORDERS_GZIP: true,
+    DYNAMODB_ENDPOINT: true,
+  }),
 );
 const orders = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.ORDERS_TABLE };
+
+// DynamoDB refreshes ItemCount about every six hours: asking once every few minutes is plenty.
+const itemCountTtlMs = 5 * 60_000;
+let itemCount: { value: number; readAt: number } | undefined;
+
+/** Refuses, before the first byte, a list that could not fit in one response (see README, "List size"). */
+const checkListFits = async (gzip: boolean) => {
+  if (itemCount === undefined || performance.now() - itemCount.readAt > itemCountTtlMs) {
+    itemCount = { value: await approximateItemCount(orders), readAt: performance.now() };
+  }
+  if (itemCount.value <= (gzip ? config.LIST_MAX_ORDERS_GZIP : config.LIST_MAX_ORDERS)) return;
+  logger.warn('list refused: too many orders for one response', { itemCount: itemCount.value, gzip });
+  throw apiError(
+    'list_too_large',
+    gzip || itemCount.value > config.LIST_MAX_ORDERS_GZIP
+      ? `The store holds about ${itemCount.value} orders, more than one response can carry (${config.LIST_MAX_ORDERS_GZIP} with gzip): wait for the paginated /v2 list.`
+      : `The store holds about ${itemCount.value} orders, more than one uncompressed response can carry (${config.LIST_MAX_ORDERS}): send "Accept-Encoding: gzip".`,
+  );
+};
 
 const reportInvalid = (report: InvalidItemReport) => {
   metrics.addMetric(metricNames.invalidStoredOrders, 'Count', 1);
   logger.warn('stored order breaks the table contract', { ...report });
 };
 
-/** The JSON array, one chunk per Scan page, written as pages arrive. */
+/**
+ * The JSON array, one chunk per Scan page, written as pages arrive. A failure after the first
+ * byte cuts the stream (the envelope in shared/http.ts logs it): the 200 is already sent.
+ */
 async function* jsonArray(first: IteratorResult<Order[]>, pages: AsyncGenerator<Order[]>, startedAt: number) {
   let count = 0;
   try {
@@ -37,10 +67,6 @@ async function* jsonArray(first: IteratorResult<Order[]>, pages: AsyncGenerator<
     metrics.addMetric(metricNames.ordersListed, 'Count', count);
     metrics.addMetric(metricNames.listDuration, 'Milliseconds', performance.now() - startedAt);
     logger.info('orders listed', { count, durationMs: Math.round(performance.now() - startedAt) });
-  } catch (error) {
-    // The 200 status is already on its way: all that is left is to cut the body short.
-    logger.error('listing failed mid-stream; response truncated', { count, error });
-    throw error;
   } finally {
     await pages.return(undefined);
     flushMetrics();
@@ -50,12 +76,14 @@ async function* jsonArray(first: IteratorResult<Order[]>, pages: AsyncGenerator<
 /** GET /v1/store/orders: every order, streamed (query parameters are ignored in v1). */
 const listOrders = async (event: APIGatewayProxyEvent) => {
   const startedAt = performance.now();
+  const gzip = acceptsGzip(header(event.headers, 'accept-encoding'));
+  await checkListFits(gzip);
   const pages = scanOrderPages(orders, { segments: config.SCAN_SEGMENTS, pageSize: config.SCAN_PAGE_SIZE, onInvalid: reportInvalid });
   // Waiting for the first page lets a failure still answer with an Error record and its status.
   const first = await pages.next();
+  metrics.addMetric(metricNames.listFirstByte, 'Milliseconds', performance.now() - startedAt);
   // One page of JSON text held ahead of a slow client at most (objectMode holds 16 by default).
   const json = Readable.from(jsonArray(first, pages, startedAt), { highWaterMark: 1 });
-  const gzip = acceptsGzip(header(event.headers, 'accept-encoding'));
   const headers = { 'Content-Type': 'application/json', Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) };
   return { statusCode: 200, headers, body: gzip ? pipeline(json, createGzip(), () => undefined) : json };
 };

@@ -21,6 +21,18 @@ export type FunctionSettings = {
   readonly environment: (stage: FunctionStage, tables: TableNames) => Record<string, string>;
 };
 
+/**
+ * One list answer's byte budget: AWS caps a streamed Lambda response at 200 MB. The rest is
+ * margin for orders larger than the measured ones and for an ItemCount that is hours old.
+ */
+export const listResponseBudgetBytes = 180_000_000;
+
+/**
+ * Bytes per order in the list's JSON, with headroom over what `npm run bench` measures (about
+ * 104 plain and 10 to 25 gzip-compressed, depending on how alike the orders are): README, "List size".
+ */
+export const listBytesPerOrder = { plain: 128, gzip: 32 } as const;
+
 export const functionSettings: Readonly<Record<FunctionName, FunctionSettings>> = {
   // One GetItem per uncached key. The timeout leaves room for DynamoDB's bounded retries, so a
   // slow database ends in a failure the gateway reports (500), never in a hung request.
@@ -38,7 +50,12 @@ export const functionSettings: Readonly<Record<FunctionName, FunctionSettings>> 
     description: 'Store Orders: GET /v1/store/orders (listOrders)',
     memorySize: 1024,
     timeoutSeconds: 15 * 60,
-    environment: (stage, tables) => ({ ORDERS_TABLE: tables.orders, SCAN_SEGMENTS: String(stage.scanSegments) }),
+    environment: (stage, tables) => ({
+      ORDERS_TABLE: tables.orders,
+      SCAN_SEGMENTS: String(stage.scanSegments),
+      LIST_MAX_ORDERS: String(Math.floor(listResponseBudgetBytes / listBytesPerOrder.plain)),
+      LIST_MAX_ORDERS_GZIP: String(Math.floor(listResponseBudgetBytes / listBytesPerOrder.gzip)),
+    }),
   },
   // One conditional UpdateItem. The timeout leaves room for DynamoDB's bounded retries so a
   // slow database still ends in a 503 from the function, well before API Gateway's 29 s.

@@ -14,6 +14,12 @@ export const functionEnvSchema = z.object({
    * list's memory and bring the first byte sooner; DynamoDB's own limit is 1 MB a page.
    */
   SCAN_PAGE_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
+  /**
+   * The most orders one list answer may carry, uncompressed and gzip-compressed: a streamed
+   * Lambda response is capped (200 MB), so a larger store is refused before the first byte.
+   */
+  LIST_MAX_ORDERS: z.coerce.number().int().min(1),
+  LIST_MAX_ORDERS_GZIP: z.coerce.number().int().min(1),
   /** Only set for local runs (DynamoDB Local); on Lambda the SDK finds DynamoDB itself. */
   DYNAMODB_ENDPOINT: z.url().optional(),
 });

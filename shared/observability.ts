@@ -25,6 +25,8 @@ export const metricNames = {
   listDuration: 'ListDuration',
   listFirstByte: 'ListFirstByte',
   invalidStoredOrders: 'InvalidStoredOrders',
+  /** Not emitted by a function: counted from the API access log by a metric filter (infra/). */
+  authorizerFailures: 'AuthorizerFailures',
 } as const;
 
 /** Publishes what a request recorded; unlike Powertools' logMetrics, says nothing when it recorded nothing. */

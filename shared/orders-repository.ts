@@ -1,4 +1,4 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { NumberValue, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { TableRef } from './dynamo.ts';
@@ -94,6 +94,19 @@ export async function* scanOrderPages(table: TableRef, options: ScanOptions = {}
     await Promise.all(scanners.map((scanner) => scanner.return(undefined).catch(() => undefined)));
   }
 }
+
+/**
+ * About how many items the table holds: DynamoDB's ItemCount, which it refreshes about every
+ * six hours. Enough to refuse a list that could never fit in one response, before its first byte.
+ */
+export const approximateItemCount = async (table: TableRef): Promise<number> => {
+  try {
+    const { Table } = await table.client.send(new DescribeTableCommand({ TableName: table.tableName }));
+    return Table?.ItemCount ?? 0;
+  } catch (error) {
+    throw toServiceError(error);
+  }
+};
 
 export type CancelOutcome =
   | { outcome: 'cancelled' }

@@ -33,7 +33,7 @@ export const createTestTables = async (orders: readonly Order[] = []) => {
  */
 export const startTestApi = async (
   orders: readonly Order[],
-  options: Partial<Pick<LocalApiOptions, 'stage' | 'routes' | 'extraFunctions' | 'documents'>> = {},
+  options: Partial<Pick<LocalApiOptions, 'stage' | 'routes' | 'extraFunctions' | 'environment' | 'documents'>> = {},
 ) => {
   const tables = await createTestTables(orders);
   const { key } = await createApiKey(tables.apiKeys, { name: 'test', prefix: 'so_test_' });

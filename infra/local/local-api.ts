@@ -18,6 +18,8 @@ export type LocalApiOptions = {
   readonly routes?: readonly Route[];
   /** Settings of functions outside the service's own (test-only routes). */
   readonly extraFunctions?: Readonly<Record<string, FunctionSettings>>;
+  /** Variables set over every function's environment (tests: e.g. a small LIST_MAX_ORDERS). */
+  readonly environment?: Readonly<Record<string, string>>;
   readonly documents?: Readonly<Record<string, () => string>>;
 };
 
@@ -49,7 +51,7 @@ export const startLocalApi = async (options: LocalApiOptions): Promise<Gateway> 
     }
   }
   for (const key of developerOverrides) if (process.env[key] !== undefined) delete environment[key];
-  Object.assign(process.env, environment);
+  Object.assign(process.env, environment, options.environment);
 
   // A fresh module instance per local API (as each Lambda has its own), loaded up front like a
   // Lambda's init phase, so each instance keeps the configuration it was started with.

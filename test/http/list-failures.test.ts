@@ -1,4 +1,4 @@
-import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, NumberValue, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -18,6 +18,8 @@ beforeEach(() => {
   const keyHash = hashApiKey(key);
   dynamo.reset();
   dynamo.on(GetCommand).resolves({ Item: { keyHash, keyId: keyIdOf(keyHash), name: 'test', createdAt: '2026-01-01T00:00:00Z' } });
+  // The list first reads the table's item count (it refuses a store too large for one answer).
+  dynamo.on(DescribeTableCommand).resolves({ Table: { ItemCount: 2 } });
 });
 beforeAll(async () => {
   api = await startLocalApi({
