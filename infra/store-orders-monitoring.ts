@@ -8,6 +8,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { metricNames, metricsNamespace } from '../shared/observability.ts';
+import { basePath, type Route } from '../shared/routes.ts';
+import { functionSettings } from './function-settings.ts';
 import { type StageConfig, serviceName } from './stage-config.ts';
 import type { StoreFunction } from './store-function.ts';
 
@@ -16,7 +18,7 @@ export interface StoreOrdersMonitoringProps {
   readonly api: apigw.RestApi;
   readonly accessLogs: logs.ILogGroup;
   /** The route functions, each under the name its alarms and graphs use (e.g. ListOrders). */
-  readonly routeFunctions: readonly { readonly name: string; readonly fn: StoreFunction }[];
+  readonly routeFunctions: readonly { readonly name: string; readonly route: Route; readonly fn: StoreFunction }[];
   readonly authorizer: StoreFunction;
   /** Each table with the operations this service performs on it (DynamoDB reports throttles per operation). */
   readonly tables: readonly { readonly id: string; readonly table: dynamodb.Table; readonly operations: dynamodb.Operation[] }[];
@@ -24,182 +26,316 @@ export interface StoreOrdersMonitoringProps {
 
 const period = Duration.minutes(5);
 
+/** The list function may run this close to its timeout before on-call hears of it. */
+const listNearTimeoutShare = 0.8;
+
+/** A sum of metrics in which an operand without datapoints counts as 0, not as "no sum". */
+const filledSum = (label: string, metrics: Record<string, cloudwatch.IMetric>) =>
+  new cloudwatch.MathExpression({
+    label,
+    expression: Object.keys(metrics)
+      .map((id) => `FILL(${id}, 0)`)
+      .join(' + '),
+    usingMetrics: metrics,
+    period,
+  });
+
 /**
  * What on-call sees of one stage: an SNS topic that every alarm notifies, the alarms that
- * docs/runbook.md explains (one section per alarm id), a dashboard, and saved Logs Insights queries.
+ * docs/runbook.md explains (one section per alarm id), a dashboard, and saved Logs Insights
+ * queries. Each alarm fires on the fault its name says and only then: a refused key is not an
+ * authorizer failure, and a long list is not a slow API.
  */
 export class StoreOrdersMonitoring extends Construct {
   readonly alarmTopic: sns.Topic;
   readonly alarms: cloudwatch.Alarm[] = [];
+  /**
+   * The alarms a bad release would set off: CodeDeploy watches them while it shifts traffic to
+   * a new version and rolls back when one goes off (at most 10 per deployment group).
+   */
+  readonly guardAlarms: cloudwatch.Alarm[] = [];
   readonly dashboard: cloudwatch.Dashboard;
   readonly dashboardUrl: string;
+  private readonly props: StoreOrdersMonitoringProps;
+  private readonly prefix: string;
 
   constructor(scope: Construct, id: string, props: StoreOrdersMonitoringProps) {
     super(scope, id);
-    const { config, api, authorizer, routeFunctions, tables } = props;
-    const stage = api.deploymentStage;
-    const prefix = `StoreOrders-${config.stage}`;
-    // The functions' EMF metrics (shared/observability.ts); Powertools sets the `service` dimension per stage.
-    const serviceMetric = (metricName: string, statistic: string) =>
-      new cloudwatch.Metric({
-        namespace: metricsNamespace,
-        metricName,
-        dimensionsMap: { service: serviceName(config) },
-        statistic,
-        period,
-      });
+    this.props = props;
+    this.prefix = `StoreOrders-${props.config.stage}`;
 
-    this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: `Store Orders ${config.stage} alarms`, enforceSSL: true });
-    if (config.alarms.email !== undefined) this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(config.alarms.email));
+    this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: `Store Orders ${props.config.stage} alarms`, enforceSSL: true });
+    if (props.config.alarms.email !== undefined)
+      this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.config.alarms.email));
 
-    const alarm = (alarmId: string, what: string, options: Omit<cloudwatch.AlarmProps, 'alarmName' | 'alarmDescription'>) => {
-      const created = new cloudwatch.Alarm(this, alarmId, {
-        alarmName: `${prefix}-${alarmId}`,
-        alarmDescription: `${what} Runbook: docs/runbook.md, section "${alarmId}".`,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        // No traffic is not a problem.
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        ...options,
-      });
-      created.addAlarmAction(new SnsAction(this.alarmTopic));
-      created.addOkAction(new SnsAction(this.alarmTopic));
-      this.alarms.push(created);
-      return created;
-    };
+    this.addApiAlarms();
+    this.addFunctionAlarms();
+    this.addAuthorizerAlarms();
+    this.addTableAlarms();
+    this.dashboard = this.addDashboard();
+    this.dashboardUrl = `https://${Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards:name=${this.prefix}`;
+    this.addQueries();
+  }
 
-    // The API as clients see it (gateway responses included, e.g. authorizer failures as 500).
-    alarm('Api5xxRate', `${config.alarms.serverErrorRatePercent}% or more of the requests in 5 minutes were answered with a 5xx status.`, {
-      metric: new cloudwatch.MathExpression({
-        label: '5xx rate (%)',
-        expression: '100 * FILL(errors, 0) / requests',
-        usingMetrics: {
-          errors: stage.metricServerError({ statistic: 'Sum', period }),
-          requests: stage.metricCount({ statistic: 'Sum', period }),
-        },
-        period,
-      }),
-      threshold: config.alarms.serverErrorRatePercent,
-      evaluationPeriods: 1,
+  /** One of the service's own metrics (shared/observability.ts), with the stage's `service` dimension. */
+  serviceMetric(metricName: string, statistic: string): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: metricsNamespace,
+      metricName,
+      dimensionsMap: { service: serviceName(this.props.config) },
+      statistic,
+      period,
     });
-    alarm('ApiLatencyP99', `p99 latency at or above ${config.alarms.p99LatencyMs} ms for 15 minutes.`, {
-      metric: stage.metricLatency({ statistic: 'p99', period }),
-      threshold: config.alarms.p99LatencyMs,
-      evaluationPeriods: 3,
-    });
+  }
 
-    for (const { name, fn } of routeFunctions) {
-      alarm(`${name}Errors`, `The ${name} function failed ${config.alarms.functionErrors}+ times in 5 minutes.`, {
-        metric: fn.function.metricErrors({ statistic: 'Sum', period }),
-        threshold: config.alarms.functionErrors,
+  /**
+   * API Gateway's metric of the stage, or of one method (the stage enables per-method metrics for
+   * every route). The dimensions are the names themselves, not references to the API's stage: the
+   * deploy guards read these alarms, and CloudFormation would otherwise find a cycle (alarm → stage
+   * → authorizer → live alias → its deployment group → alarm).
+   */
+  apiMetric(metricName: string, statistic: string, route?: Route): cloudwatch.Metric {
+    const { api, config } = this.props;
+    return new cloudwatch.Metric({
+      namespace: 'AWS/ApiGateway',
+      metricName,
+      dimensionsMap: {
+        ApiName: api.restApiName,
+        Stage: config.stage,
+        ...(route === undefined ? {} : { Resource: `${basePath}${route.path}`, Method: route.method }),
+      },
+      statistic,
+      period,
+    });
+  }
+
+  private alarm(
+    alarmId: string,
+    what: string,
+    options: Omit<cloudwatch.AlarmProps, 'alarmName' | 'alarmDescription'>,
+    { guardsDeploys = false }: { guardsDeploys?: boolean } = {},
+  ) {
+    const created = new cloudwatch.Alarm(this, alarmId, {
+      alarmName: `${this.prefix}-${alarmId}`,
+      alarmDescription: `${what} Runbook: docs/runbook.md, section "${alarmId}".`,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      // No traffic is not a problem.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      ...options,
+    });
+    created.addAlarmAction(new SnsAction(this.alarmTopic));
+    created.addOkAction(new SnsAction(this.alarmTopic));
+    this.alarms.push(created);
+    if (guardsDeploys) this.guardAlarms.push(created);
+    return created;
+  }
+
+  private routeFunction(operation: string) {
+    const found = this.props.routeFunctions.find(({ route }) => route.operation === operation);
+    if (found === undefined) throw new Error(`no function for ${operation}`);
+    return found;
+  }
+
+  /** The API as clients see it: errors over all routes; latency per route, as each route's client waits. */
+  private addApiAlarms() {
+    const { config } = this.props;
+    this.alarm(
+      'Api5xxRate',
+      `${config.alarms.serverErrorRatePercent}% or more of the requests in 5 minutes were answered with a 5xx status.`,
+      {
+        metric: new cloudwatch.MathExpression({
+          label: '5xx rate (%)',
+          expression: '100 * FILL(errors, 0) / requests',
+          usingMetrics: {
+            errors: this.apiMetric('5XXError', 'Sum'),
+            requests: this.apiMetric('Count', 'Sum'),
+          },
+          period,
+        }),
+        threshold: config.alarms.serverErrorRatePercent,
         evaluationPeriods: 1,
-      });
+      },
+      { guardsDeploys: true },
+    );
+    // A cancel's latency is what its client waits for; a streamed list's lasts until its last byte, so the list is judged apart.
+    // Two 5-minute periods out of three: slow enough to ignore one cold start, fast enough for a 10-minute canary.
+    this.alarm(
+      'CancelLatencyP99',
+      `p99 latency of DELETE at or above ${config.alarms.cancelP99LatencyMs} ms in two of three 5-minute periods.`,
+      {
+        metric: this.apiMetric('Latency', 'p99', this.routeFunction('cancelOrder').route),
+        threshold: config.alarms.cancelP99LatencyMs,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+      },
+      { guardsDeploys: true },
+    );
+    this.alarm(
+      'ListFirstByteP99',
+      `p99 time to the list's first byte at or above ${config.alarms.listFirstByteP99Ms} ms in two of three 5-minute periods.`,
+      {
+        metric: this.serviceMetric(metricNames.listFirstByte, 'p99'),
+        threshold: config.alarms.listFirstByteP99Ms,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+      },
+      { guardsDeploys: true },
+    );
+  }
+
+  private addFunctionAlarms() {
+    const { config, routeFunctions, authorizer } = this.props;
+    for (const { name, fn } of routeFunctions) {
+      // The route functions turn every error into a response: an Errors datapoint is a crash, a timeout or a cut stream.
+      this.alarm(
+        `${name}Errors`,
+        `The ${name} function failed ${config.alarms.functionErrors}+ times in 5 minutes.`,
+        { metric: fn.function.metricErrors({ statistic: 'Sum', period }), threshold: config.alarms.functionErrors, evaluationPeriods: 1 },
+        { guardsDeploys: true },
+      );
     }
-    // The authorizer refuses a key by throwing "Unauthorized", which Lambda counts as an error;
-    // only the errors beyond the refusals it counted itself are failures.
-    alarm('AuthorizerErrors', `The authorizer failed ${config.alarms.functionErrors}+ times in 5 minutes (refused keys not counted).`, {
-      metric: new cloudwatch.MathExpression({
-        label: 'authorizer errors other than refusals',
-        expression: 'FILL(errors, 0) - FILL(refusals, 0)',
-        usingMetrics: {
-          errors: authorizer.function.metricErrors({ statistic: 'Sum', period }),
-          refusals: serviceMetric(metricNames.authFailures, 'Sum'),
-        },
-        period,
-      }),
-      threshold: config.alarms.functionErrors,
-      evaluationPeriods: 1,
-    });
-    const functions = [...routeFunctions, { name: 'Authorizer', fn: authorizer }];
-    for (const { name, fn } of functions) {
-      alarm(`${name}Throttles`, `Lambda throttled the ${name} function.`, {
+    const listTimeoutMs = functionSettings.listOrders.timeoutSeconds * 1000;
+    this.alarm(
+      'ListOrdersNearTimeout',
+      `A list ran for ${listNearTimeoutShare * 100}% or more of its ${listTimeoutMs / 60_000}-minute timeout.`,
+      {
+        metric: this.routeFunction('listOrders').fn.function.metricDuration({ statistic: 'Maximum', period }),
+        threshold: listTimeoutMs * listNearTimeoutShare,
+        evaluationPeriods: 1,
+      },
+    );
+    for (const { name, fn } of [...routeFunctions, { name: 'Authorizer', fn: authorizer }]) {
+      this.alarm(`${name}Throttles`, `Lambda throttled the ${name} function.`, {
         metric: fn.function.metricThrottles({ statistic: 'Sum', period }),
         threshold: 1,
         evaluationPeriods: 1,
       });
     }
-    alarm('AuthFailures', `${config.alarms.authFailures}+ requests with an unknown or revoked key in 5 minutes.`, {
-      metric: serviceMetric(metricNames.authFailures, 'Sum'),
+  }
+
+  /**
+   * The authorizer refuses a key by throwing "Unauthorized", which Lambda counts in Errors: an
+   * alarm on Errors would page on every wrong key. A failure is what API Gateway reports as
+   * AUTHORIZER_FAILURE or AUTHORIZER_CONFIGURATION_ERROR (a crash, a timeout, DynamoDB down),
+   * counted from the access log. Refused keys have their own alarm, at a volume that matters.
+   */
+  private addAuthorizerAlarms() {
+    const { config, accessLogs } = this.props;
+    new logs.MetricFilter(this, 'AuthorizerFailuresFilter', {
+      logGroup: accessLogs,
+      filterPattern: logs.FilterPattern.any(
+        logs.FilterPattern.stringValue('$.errorResponseType', '=', 'AUTHORIZER_FAILURE'),
+        logs.FilterPattern.stringValue('$.errorResponseType', '=', 'AUTHORIZER_CONFIGURATION_ERROR'),
+      ),
+      metricNamespace: metricsNamespace,
+      metricName: metricNames.authorizerFailures,
+      metricValue: '1',
+      dimensions: { service: '$.service' },
+    });
+    this.alarm(
+      'AuthorizerFailures',
+      `The authorizer failed ${config.alarms.functionErrors}+ times in 5 minutes (refused keys not counted).`,
+      { metric: this.serviceMetric(metricNames.authorizerFailures, 'Sum'), threshold: config.alarms.functionErrors, evaluationPeriods: 1 },
+      { guardsDeploys: true },
+    );
+    this.alarm('AuthFailures', `${config.alarms.authFailures}+ requests with an unknown or revoked key in 5 minutes.`, {
+      metric: this.serviceMetric(metricNames.authFailures, 'Sum'),
       threshold: config.alarms.authFailures,
       evaluationPeriods: 1,
     });
+  }
 
-    // On-demand tables rarely throttle: any throttle or DynamoDB-side error is news.
-    for (const { id: tableId, table, operations } of tables) {
-      alarm(`${tableId}Throttles`, `DynamoDB throttled requests of this service to ${tableId}.`, {
-        metric: table.metricThrottledRequestsForOperations({ operations, period }),
+  /** On-demand tables rarely throttle: any throttle or DynamoDB-side error of this service's operations is news. */
+  private addTableAlarms() {
+    for (const { id: tableId, table, operations } of this.props.tables) {
+      const perOperation = (metricName: string) =>
+        Object.fromEntries(
+          operations.map((operation) => [
+            operation.toLowerCase(),
+            table.metric(metricName, { dimensionsMap: { TableName: table.tableName, Operation: operation }, statistic: 'Sum', period }),
+          ]),
+        );
+      this.alarm(`${tableId}Throttles`, `DynamoDB throttled requests of this service to ${tableId}.`, {
+        metric: filledSum('throttled requests', perOperation('ThrottledRequests')),
         threshold: 1,
         evaluationPeriods: 1,
       });
-      alarm(`${tableId}SystemErrors`, `DynamoDB answered requests of this service to ${tableId} with a server error.`, {
-        metric: table.metricSystemErrorsForOperations({ operations, period }),
+      this.alarm(`${tableId}SystemErrors`, `DynamoDB answered requests of this service to ${tableId} with a server error.`, {
+        metric: filledSum('system errors', perOperation('SystemErrors')),
         threshold: 1,
         evaluationPeriods: 1,
       });
     }
+  }
 
-    const functionLogGroups = functions.map(({ fn }) => fn.logGroup);
+  private functionLogGroups() {
+    return [...this.props.routeFunctions.map(({ fn }) => fn.logGroup), this.props.authorizer.logGroup];
+  }
 
-    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: prefix, defaultInterval: Duration.hours(3) });
+  private addDashboard() {
+    const { config, routeFunctions, authorizer, tables } = this.props;
+    const functions = [...routeFunctions, { name: 'Authorizer', fn: authorizer }];
+    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: this.prefix, defaultInterval: Duration.hours(3) });
+    const graph = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = []) =>
+      new cloudwatch.GraphWidget({ title, width: 8, left, right });
     const perFunction = (title: string, metric: (fn: StoreFunction) => cloudwatch.Metric) =>
-      new cloudwatch.GraphWidget({ title, width: 8, left: functions.map(({ name, fn }) => metric(fn).with({ label: name })) });
-    this.dashboard.addWidgets(
+      graph(
+        title,
+        functions.map(({ name, fn }) => metric(fn).with({ label: name })),
+      );
+    const cancel = this.routeFunction('cancelOrder');
+
+    dashboard.addWidgets(
       new cloudwatch.TextWidget({
-        markdown: `# Store Orders — ${config.stage}\nAlarms are explained in docs/runbook.md. Logs: saved queries under "${prefix}/" in Logs Insights.`,
+        markdown: `# Store Orders — ${config.stage}\nAlarms are explained in docs/runbook.md. Logs: saved queries under "${this.prefix}/" in Logs Insights.`,
         width: 24,
         height: 2,
       }),
     );
-    this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24, height: 4 }));
-    this.dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Requests and errors',
-        width: 8,
-        left: [
-          stage.metricCount({ statistic: 'Sum', period, label: 'requests' }),
-          stage.metricClientError({ statistic: 'Sum', period, label: '4xx' }),
-          stage.metricServerError({ statistic: 'Sum', period, label: '5xx' }),
+    dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24, height: 4 }));
+    dashboard.addWidgets(
+      graph('Requests and errors', [
+        this.apiMetric('Count', 'Sum').with({ label: 'requests' }),
+        this.apiMetric('4XXError', 'Sum').with({ label: '4xx' }),
+        this.apiMetric('5XXError', 'Sum').with({ label: '5xx' }),
+      ]),
+      graph('Cancel latency (ms)', [
+        this.apiMetric('Latency', 'p50', cancel.route).with({ label: 'p50' }),
+        this.apiMetric('Latency', 'p99', cancel.route).with({ label: 'p99' }),
+      ]),
+      graph(
+        'Orders',
+        [
+          this.serviceMetric(metricNames.ordersCancelled, 'Sum').with({ label: 'cancelled' }),
+          this.serviceMetric(metricNames.cancelConflicts, 'Sum').with({ label: 'cancel conflicts (409)' }),
+          this.serviceMetric(metricNames.ordersNotFound, 'Sum').with({ label: 'not found (404)' }),
+          this.serviceMetric(metricNames.invalidStoredOrders, 'Sum').with({ label: 'invalid stored orders' }),
         ],
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'Latency (ms)',
-        width: 8,
-        left: [
-          stage.metricLatency({ statistic: 'p50', period, label: 'p50' }),
-          stage.metricLatency({ statistic: 'p99', period, label: 'p99' }),
-          stage.metricIntegrationLatency({ statistic: 'p99', period, label: 'integration p99' }),
-        ],
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'Orders',
-        width: 8,
-        left: [
-          serviceMetric(metricNames.ordersCancelled, 'Sum').with({ label: 'cancelled' }),
-          serviceMetric(metricNames.cancelConflicts, 'Sum').with({ label: 'cancel conflicts (409)' }),
-          serviceMetric(metricNames.ordersNotFound, 'Sum').with({ label: 'not found (404)' }),
-          serviceMetric(metricNames.authFailures, 'Sum').with({ label: 'refused keys' }),
-          serviceMetric(metricNames.invalidStoredOrders, 'Sum').with({ label: 'invalid stored orders' }),
-        ],
-        right: [serviceMetric(metricNames.ordersListed, 'Sum').with({ label: 'orders listed' })],
-      }),
+        [this.serviceMetric(metricNames.ordersListed, 'Sum').with({ label: 'orders listed' })],
+      ),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
+      graph('List: first byte and whole stream (ms)', [
+        this.serviceMetric(metricNames.listFirstByte, 'p50').with({ label: 'first byte p50' }),
+        this.serviceMetric(metricNames.listFirstByte, 'p99').with({ label: 'first byte p99' }),
+        this.serviceMetric(metricNames.listDuration, 'p99').with({ label: 'whole list p99' }),
+        this.routeFunction('listOrders').fn.function.metricDuration({ statistic: 'Maximum', period, label: 'function duration max' }),
+      ]),
+      graph('Keys', [
+        this.serviceMetric(metricNames.authFailures, 'Sum').with({ label: 'refused keys' }),
+        this.serviceMetric(metricNames.authorizerFailures, 'Sum').with({ label: 'authorizer failures' }),
+      ]),
       perFunction('Invocations', (fn) => fn.function.metricInvocations({ statistic: 'Sum', period })),
+    );
+    dashboard.addWidgets(
       perFunction('Errors', (fn) => fn.function.metricErrors({ statistic: 'Sum', period })),
       perFunction('Throttles', (fn) => fn.function.metricThrottles({ statistic: 'Sum', period })),
-    );
-    this.dashboard.addWidgets(
       perFunction('Duration p99 (ms)', (fn) => fn.function.metricDuration({ statistic: 'p99', period })),
-      new cloudwatch.GraphWidget({
-        title: 'List duration (ms)',
-        width: 8,
-        left: [
-          serviceMetric(metricNames.listDuration, 'p50').with({ label: 'p50' }),
-          serviceMetric(metricNames.listDuration, 'p99').with({ label: 'p99' }),
-        ],
-      }),
+    );
+    dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'DynamoDB',
-        width: 8,
+        width: 24,
         // Table-wide throttle events here; the alarms look at this service's operations one by one.
         left: tables.flatMap(({ id: tableId, table }) => [
           table.metric('ReadThrottleEvents', { statistic: 'Sum', period, label: `${tableId} read throttles` }),
@@ -211,12 +347,12 @@ export class StoreOrdersMonitoring extends Construct {
         ]),
       }),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new cloudwatch.LogQueryWidget({
         title: 'Recent errors and warnings',
         width: 24,
         height: 6,
-        logGroupNames: functionLogGroups.map((group) => group.logGroupName),
+        logGroupNames: this.functionLogGroups().map((group) => group.logGroupName),
         queryLines: [
           'fields @timestamp, level, operation, request_id, outcome, message',
           "filter level in ['ERROR', 'WARN']",
@@ -225,11 +361,15 @@ export class StoreOrdersMonitoring extends Construct {
         ],
       }),
     );
-    this.dashboardUrl = `https://${Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards:name=${prefix}`;
+    return dashboard;
+  }
 
-    // Saved Logs Insights queries (CloudWatch → Logs Insights → Saved queries → "<prefix>/…").
+  /** Saved Logs Insights queries (CloudWatch → Logs Insights → Saved queries → "<prefix>/…"). */
+  private addQueries() {
+    const { accessLogs, authorizer } = this.props;
+    const functionLogGroups = this.functionLogGroups();
     const query = (queryId: string, logGroups: logs.ILogGroup[], queryString: logs.QueryString) =>
-      new logs.QueryDefinition(this, `Query-${queryId}`, { queryDefinitionName: `${prefix}/${queryId}`, logGroups, queryString });
+      new logs.QueryDefinition(this, `Query-${queryId}`, { queryDefinitionName: `${this.prefix}/${queryId}`, logGroups, queryString });
     query(
       'errors',
       functionLogGroups,
@@ -242,17 +382,30 @@ export class StoreOrdersMonitoring extends Construct {
     );
     query(
       'request-by-id',
-      [...functionLogGroups, props.accessLogs],
+      [...functionLogGroups, accessLogs],
       new logs.QueryString({
-        fields: ['@timestamp', '@log', 'level', 'message', 'outcome', 'status', 'statusCode', 'latencyMs', 'responseLatency'],
-        // Paste the X-Request-Id a client quotes.
+        fields: [
+          '@timestamp',
+          '@log',
+          'level',
+          'message',
+          'outcome',
+          'status',
+          'statusCode',
+          'latencyMs',
+          'responseLatency',
+          'authorizerRequestId',
+          'integrationRequestId',
+        ],
+        // Paste the X-Request-Id a client quotes. The authorizer's lines have no API request id:
+        // search its log for `function_request_id` = the access log's authorizerRequestId.
         filterStatements: ["request_id = 'PASTE-X-REQUEST-ID' or requestId = 'PASTE-X-REQUEST-ID'"],
         sort: '@timestamp asc',
       }),
     );
     query(
       'gateway-errors',
-      [props.accessLogs],
+      [accessLogs],
       new logs.QueryString({
         filterStatements: ['status >= 400'],
         statsStatements: ['count(*) as requests by status, errorResponseType, authorizerError, integrationError'],
@@ -261,9 +414,21 @@ export class StoreOrdersMonitoring extends Construct {
     );
     query(
       'slowest-requests',
-      [props.accessLogs],
+      [accessLogs],
       new logs.QueryString({
-        fields: ['@timestamp', 'requestId', 'httpMethod', 'path', 'status', 'responseLatency', 'integrationLatency', 'authorizerLatency'],
+        fields: [
+          '@timestamp',
+          'requestId',
+          'httpMethod',
+          'path',
+          'status',
+          'responseLatency',
+          'responseTransferMode',
+          'timeToFirstContent',
+          'integrationLatency',
+          'authorizerLatency',
+        ],
+        // A streamed list lasts as long as its transfer: compare its time to first content instead.
         sort: 'responseLatency desc',
         limit: 50,
       }),
@@ -273,7 +438,7 @@ export class StoreOrdersMonitoring extends Construct {
       [authorizer.logGroup],
       new logs.QueryString({
         filterStatements: ["message = 'authorization refused'"],
-        statsStatements: ['count(*) as refusals by reason, bin(5m)'],
+        statsStatements: ['count(*) as refusals by reason, operation, bin(5m)'],
       }),
     );
     query(
