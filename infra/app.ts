@@ -5,6 +5,7 @@
 import { App, type AppProps, type Environment, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { stages } from './stage-config.ts';
+import { accountStackName, StoreOrdersAccountStack } from './store-orders-account-stack.ts';
 import { StoreOrdersStack } from './store-orders-stack.ts';
 
 /**
@@ -20,13 +21,23 @@ export const environmentFromCdk = (env: NodeJS.ProcessEnv = process.env): Enviro
 
 export const createApp = (props: AppProps = {}, env: Environment | undefined = environmentFromCdk()) => {
   const app = new App(props);
+  // `cdk deploy -c ignoreDeploymentAlarms=true`: an emergency fix may ship while a guard alarm fires.
+  const ignoreDeploymentAlarms = String(app.node.tryGetContext('ignoreDeploymentAlarms')) === 'true';
+  const account = new StoreOrdersAccountStack(app, accountStackName, {
+    env,
+    description: "Store Orders Service: API Gateway's account-wide logging role (one per account and region)",
+    tags: { service: 'store-orders' },
+  });
   for (const config of Object.values(stages)) {
-    new StoreOrdersStack(app, config.stackName, {
+    const stack = new StoreOrdersStack(app, config.stackName, {
       config,
       env,
+      ignoreDeploymentAlarms,
       description: `Store Orders Service, ${config.stage} stage: REST API, functions, tables, alarms`,
       tags: { service: 'store-orders', stage: config.stage },
     });
+    // The stage's execution logging needs the account's role in place: `cdk deploy <stage>` deploys it first.
+    stack.addStackDependency(account);
   }
   // Every synth is checked: a finding without a written acknowledgement fails it.
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -1,4 +1,5 @@
-import { Token } from 'aws-cdk-lib';
+import { Stack, Token } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { createApp, environmentFromCdk } from '../../infra/app.ts';
 import { stages } from '../../infra/stage-config.ts';
@@ -11,6 +12,22 @@ describe('the CDK app', () => {
     const stacks = app.node.children.filter((child) => child instanceof StoreOrdersStack);
     expect(stacks.map((stack) => stack.stackName).sort()).toEqual(['StoreOrders-production', 'StoreOrders-staging']);
     expect(stageNames.map((stage) => stages[stage].stackName).sort()).toEqual(['StoreOrders-production', 'StoreOrders-staging']);
+  });
+
+  it('gives the account-wide API Gateway settings exactly one owner, StoreOrders-account, which both stages depend on', () => {
+    const { app } = synthApp();
+    const account = app.node.findChild('StoreOrders-account') as Stack;
+    expect(Template.fromStack(account).toJSON().Resources).toMatchObject({
+      ApiGatewayAccount: { Type: 'AWS::ApiGateway::Account', DeletionPolicy: 'Retain' },
+    });
+    Template.fromStack(account).hasResource('AWS::IAM::Role', { DeletionPolicy: 'Retain' });
+    const stacks = app.node.children.filter((child) => child instanceof Stack);
+    const owners = stacks.filter((stack) => Object.keys(Template.fromStack(stack).findResources('AWS::ApiGateway::Account')).length > 0);
+    expect(owners.map((stack) => stack.stackName)).toEqual(['StoreOrders-account']);
+    for (const stage of stageNames) {
+      const stack = app.node.findChild(stages[stage].stackName) as StoreOrdersStack;
+      expect(stack.dependencies.map((dependency) => dependency.stackName)).toEqual(['StoreOrders-account']);
+    }
   });
 
   it('is environment-agnostic when the CDK environment names no account or region', () => {
