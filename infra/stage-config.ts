@@ -32,6 +32,25 @@ export type FunctionStage = {
  */
 export type DataRemovalPolicy = 'retain' | 'retain-except-on-create';
 
+/**
+ * How CodeDeploy moves each function's `live` alias to a new version: at once, or 10% first
+ * (canary) or 10% more every few minutes (linear), watching the guard alarms and rolling back
+ * when one goes off. The names are CodeDeploy's predefined configurations (`CodeDeployDefault.…`).
+ */
+export type DeploymentStrategy =
+  | 'LambdaAllAtOnce'
+  | 'LambdaCanary10Percent5Minutes'
+  | 'LambdaCanary10Percent10Minutes'
+  | 'LambdaCanary10Percent15Minutes'
+  | 'LambdaCanary10Percent30Minutes'
+  | 'LambdaLinear10PercentEvery1Minute'
+  | 'LambdaLinear10PercentEvery2Minutes'
+  | 'LambdaLinear10PercentEvery3Minutes'
+  | 'LambdaLinear10PercentEvery10Minutes';
+
+/** API Gateway throttling: steady requests per second and burst. Beyond it: 429 too_many_requests. */
+export type Throttling = { readonly rateLimit: number; readonly burstLimit: number };
+
 export type StageConfig = FunctionStage & {
   readonly stage: StageName;
   readonly stackName: string;
@@ -39,7 +58,20 @@ export type StageConfig = FunctionStage & {
   readonly ordersTableName: string;
   readonly apiKeysTableName: string;
   /** Stage-wide API Gateway throttling: steady requests per second and burst. Beyond it: 429 too_many_requests. */
-  readonly throttling: { readonly rateLimit: number; readonly burstLimit: number };
+  readonly throttling: Throttling;
+  /**
+   * The list's own throttle, below the stage's: each list is a full-table Scan, so one client
+   * looping on it must not take the table's capacity and the functions' concurrency from cancels.
+   */
+  readonly listThrottling: Throttling;
+  /**
+   * Reserved concurrency of the list function: at most this many lists run at once, and the
+   * rest of the account's concurrency stays for cancel and the authorizer (which reserve none,
+   * so they are not capped). Needs an account concurrency quota of at least this plus 100.
+   */
+  readonly listReservedConcurrency: number;
+  /** How a deploy shifts traffic to the new version of each function. */
+  readonly deployment: DeploymentStrategy;
   /** Retention of every log group of the stage (functions, API access and execution logs). */
   readonly logRetentionDays: RetentionDays;
   /** Whether a deleted stack takes its log groups along (`destroy`) or leaves them (`retain`). */
@@ -51,8 +83,10 @@ export type StageConfig = FunctionStage & {
     readonly email?: string;
     /** API answers with status 5xx, as a percentage of all requests in 5 minutes. */
     readonly serverErrorRatePercent: number;
-    /** API Gateway p99 latency in ms, sustained over three 5-minute periods. */
-    readonly p99LatencyMs: number;
+    /** p99 latency of DELETE (what a cancelling client waits, API Gateway's own figure) in ms, over three 5-minute periods. */
+    readonly cancelP99LatencyMs: number;
+    /** p99 time to the list's first byte (the function's ListFirstByte) in ms, over three 5-minute periods. */
+    readonly listFirstByteP99Ms: number;
     /** Failed invocations of one function in 5 minutes (errors the function did not turn into a response). */
     readonly functionErrors: number;
     /** Refused keys (AuthFailures) in 5 minutes: a leaked or revoked key in use, or a broken client. */
@@ -70,6 +104,10 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     ordersTableName: 'store-orders-staging-orders',
     apiKeysTableName: 'store-orders-staging-api-keys',
     throttling: { rateLimit: 20, burstLimit: 40 },
+    listThrottling: { rateLimit: 2, burstLimit: 4 },
+    listReservedConcurrency: 5,
+    // All at once, but through CodeDeploy too: every deploy to staging rehearses production's path.
+    deployment: 'LambdaAllAtOnce',
     authorizerCacheTtlSeconds: 300,
     scanSegments: 4,
     logLevel: 'DEBUG',
@@ -77,7 +115,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     logRemovalPolicy: 'destroy',
     // No deletion protection: tearing staging down completely includes deleting its retained tables by hand.
     data: { removalPolicy: 'retain-except-on-create', deletionProtection: false },
-    alarms: { serverErrorRatePercent: 5, p99LatencyMs: 5000, functionErrors: 5, authFailures: 100 },
+    alarms: { serverErrorRatePercent: 5, cancelP99LatencyMs: 3000, listFirstByteP99Ms: 4000, functionErrors: 5, authFailures: 100 },
   },
   production: {
     stage: 'production',
@@ -86,13 +124,17 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     ordersTableName: 'store-orders-production-orders',
     apiKeysTableName: 'store-orders-production-api-keys',
     throttling: { rateLimit: 100, burstLimit: 200 },
+    listThrottling: { rateLimit: 5, burstLimit: 10 },
+    listReservedConcurrency: 10,
+    // 10% of requests on the new version for 10 minutes, the guard alarms' evaluation window.
+    deployment: 'LambdaCanary10Percent10Minutes',
     authorizerCacheTtlSeconds: 300,
     scanSegments: 8,
     logLevel: 'INFO',
     logRetentionDays: 90,
     logRemovalPolicy: 'retain',
     data: { removalPolicy: 'retain', deletionProtection: true },
-    alarms: { serverErrorRatePercent: 1, p99LatencyMs: 3000, functionErrors: 1, authFailures: 50 },
+    alarms: { serverErrorRatePercent: 1, cancelP99LatencyMs: 1500, listFirstByteP99Ms: 2000, functionErrors: 1, authFailures: 50 },
   },
 };
 

@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -15,6 +17,16 @@ export type StoreFunctionProps = {
   /** Which function: its handler, memory, timeout and environment are in infra/function-settings.ts. */
   readonly name: FunctionName;
   readonly tables: TableNames;
+  /** How a new version reaches the `live` alias (CodeDeploy); shared by the stage's functions. */
+  readonly deployment: {
+    readonly application: codedeploy.ILambdaApplication;
+    readonly config: codedeploy.ILambdaDeploymentConfig;
+    readonly role: iam.IRole;
+    /** Deploy even while a guard alarm is in ALARM (an emergency fix): `cdk deploy -c ignoreDeploymentAlarms=true`. */
+    readonly ignoreAlarms: boolean;
+  };
+  /** At most this many invocations at once (reserved concurrency); unset: no reservation, no cap. */
+  readonly reservedConcurrency?: number;
 };
 
 /**
@@ -23,9 +35,15 @@ export type StoreFunctionProps = {
  * AWS SDK inside, source maps, X-Ray, and a log group of its own with the stage's retention.
  * Its role may only write to that log group and send traces; data access is granted by the
  * stack, one action at a time.
+ *
+ * Callers invoke the `live` alias, never the function itself: each deploy publishes a version,
+ * and CodeDeploy moves the alias to it (gradually where the stage says so), rolling back when
+ * one of the guard alarms (`addGuardAlarm`) goes off during the shift.
  */
 export class StoreFunction extends Construct {
   readonly function: NodejsFunction;
+  readonly alias: lambda.Alias;
+  readonly deploymentGroup: codedeploy.LambdaDeploymentGroup;
   readonly logGroup: logs.LogGroup;
   readonly role: iam.Role;
 
@@ -56,6 +74,7 @@ export class StoreFunction extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: settings.memorySize,
       timeout: Duration.seconds(settings.timeoutSeconds),
+      ...(props.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: props.reservedConcurrency }),
       role: this.role,
       logGroup: this.logGroup,
       tracing: lambda.Tracing.ACTIVE,
@@ -78,10 +97,25 @@ export class StoreFunction extends Construct {
       },
     });
 
+    this.alias = new lambda.Alias(this, 'LiveAlias', { aliasName: 'live', version: this.function.currentVersion });
+    this.deploymentGroup = new codedeploy.LambdaDeploymentGroup(this, 'Deployment', {
+      application: props.deployment.application,
+      alias: this.alias,
+      deploymentConfig: props.deployment.config,
+      role: props.deployment.role,
+      ignoreAlarmConfiguration: props.deployment.ignoreAlarms,
+      autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: true },
+    });
+
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
       reason:
         'Only the X-Ray actions added by Tracing.ACTIVE (xray:PutTraceSegments, xray:PutTelemetryRecords) use Resource "*": X-Ray does not support resource-level permissions for them.',
     });
+  }
+
+  /** Alarms that stop a deploy in progress and roll it back when they go off. */
+  addGuardAlarms(alarms: readonly cloudwatch.IAlarm[]) {
+    for (const alarm of alarms) this.deploymentGroup.addAlarm(alarm);
   }
 }

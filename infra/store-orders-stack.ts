@@ -1,31 +1,37 @@
 import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { authorizationHeaderPattern } from '../shared/api-keys.ts';
-import { errorCodes, errorHeaders, errorRecord, gatewayResponseCodes } from '../shared/errors.ts';
-import { basePath, type Operation, routes } from '../shared/routes.ts';
-import type { DataRemovalPolicy, StageConfig } from './stage-config.ts';
-import { StoreFunction } from './store-function.ts';
+import { basePath, type Operation, type Route, routes } from '../shared/routes.ts';
+import { accessLogFormat, addGatewayResponses } from './api-gateway.ts';
+import type { TableNames } from './function-settings.ts';
+import { type DataRemovalPolicy, type DeploymentStrategy, type StageConfig, serviceName } from './stage-config.ts';
+import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';
 
 export interface StoreOrdersStackProps extends StackProps {
   readonly config: StageConfig;
+  /** Deploy even while a guard alarm is in ALARM (an emergency fix): `cdk deploy -c ignoreDeploymentAlarms=true`. */
+  readonly ignoreDeploymentAlarms?: boolean;
 }
 
 /** How each route reaches its function, beside what the function itself is (infra/function-settings.ts). */
 type RouteIntegration = {
   /** How long API Gateway waits for the function (at most 29 s buffered, 15 min streamed). */
   readonly integrationTimeout: Duration;
-  /** The one DynamoDB action the function needs on the orders table. */
-  readonly ordersAction: string;
+  /** The DynamoDB actions the function needs on the orders table, and no more. */
+  readonly ordersActions: readonly string[];
 };
 
 const routeIntegrations: Record<Operation, RouteIntegration> = {
-  listOrders: { integrationTimeout: Duration.minutes(15), ordersAction: 'dynamodb:Scan' },
-  cancelOrder: { integrationTimeout: Duration.seconds(29), ordersAction: 'dynamodb:UpdateItem' },
+  // DescribeTable: the list reads the table's item count to refuse a list too large for one answer.
+  listOrders: { integrationTimeout: Duration.minutes(15), ordersActions: ['dynamodb:Scan', 'dynamodb:DescribeTable'] },
+  cancelOrder: { integrationTimeout: Duration.seconds(29), ordersActions: ['dynamodb:UpdateItem'] },
 };
 
 const dataRemovalPolicies: Record<DataRemovalPolicy, RemovalPolicy> = {
@@ -33,188 +39,222 @@ const dataRemovalPolicies: Record<DataRemovalPolicy, RemovalPolicy> = {
   'retain-except-on-create': RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
 };
 
-/**
- * The JSON access log line of every request. Status and latency are bare numbers (they always
- * have one) so Logs Insights can compare and sort them; the rest may be "-" and stays quoted.
- * No header is logged: the Authorization header carries the key.
- */
-const accessLogFields = {
-  requestId: '"$context.requestId"',
-  extendedRequestId: '"$context.extendedRequestId"',
-  ip: '"$context.identity.sourceIp"',
-  requestTime: '"$context.requestTime"',
-  httpMethod: '"$context.httpMethod"',
-  path: '"$context.path"',
-  resourcePath: '"$context.resourcePath"',
-  status: '$context.status',
-  responseLatency: '$context.responseLatency',
-  responseLength: '"$context.responseLength"',
-  integrationStatus: '"$context.integration.status"',
-  integrationLatency: '"$context.integration.latency"',
-  integrationError: '"$context.integration.error"',
-  authorizerStatus: '"$context.authorizer.status"',
-  authorizerLatency: '"$context.authorizer.latency"',
-  authorizerError: '"$context.authorizer.error"',
-  principalId: '"$context.authorizer.principalId"',
-  errorResponseType: '"$context.error.responseType"',
-  errorMessage: '"$context.error.message"',
-  userAgent: '"$context.identity.userAgent"',
-} as const;
-export const accessLogFormat = `{${Object.entries(accessLogFields)
-  .map(([name, value]) => `"${name}":${value}`)
-  .join(',')}}`;
+const deploymentConfigs: Record<DeploymentStrategy, codedeploy.ILambdaDeploymentConfig> = {
+  LambdaAllAtOnce: codedeploy.LambdaDeploymentConfig.ALL_AT_ONCE,
+  LambdaCanary10Percent5Minutes: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
+  LambdaCanary10Percent10Minutes: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_10MINUTES,
+  LambdaCanary10Percent15Minutes: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_15MINUTES,
+  LambdaCanary10Percent30Minutes: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_30MINUTES,
+  LambdaLinear10PercentEvery1Minute: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_1MINUTE,
+  LambdaLinear10PercentEvery2Minutes: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_2MINUTES,
+  LambdaLinear10PercentEvery3Minutes: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_3MINUTES,
+  LambdaLinear10PercentEvery10Minutes: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_10MINUTES,
+};
 
 export const pascalCase = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1);
 
-/** A static gateway response header value is a single-quoted string literal. */
-const staticValue = (value: string): string => {
-  if (value.includes("'")) throw new Error(`A gateway response header value cannot hold a single quote: ${value}`);
-  return `'${value}'`;
-};
+/** A route of the shared route table with the function that serves it. */
+export type RouteFunction = { readonly name: string; readonly route: Route; readonly fn: StoreFunction };
 
 /**
- * One stage of the Store Orders Service: the REST API (routes from shared/routes.ts, gateway
- * responses from shared/errors.ts), the TOKEN authorizer, one function per operation, the
- * orders and API-keys tables, and the stage's alarms, dashboard and saved queries.
+ * One stage of the Store Orders Service: the orders and API-keys tables, the TOKEN authorizer,
+ * the REST API (routes from shared/routes.ts, gateway responses from shared/errors.ts), one
+ * function per route behind its `live` alias, and the stage's alarms, dashboard and queries.
+ * Construct ids are part of the deployed contract: moving a table would replace it.
  */
 export class StoreOrdersStack extends Stack {
+  readonly config: StageConfig;
   readonly api: apigw.RestApi;
   readonly ordersTable: dynamodb.Table;
   readonly apiKeysTable: dynamodb.Table;
+  readonly authorizerFunction: StoreFunction;
+  readonly routeFunctions: RouteFunction[];
+  readonly monitoring: StoreOrdersMonitoring;
 
   constructor(scope: Construct, id: string, props: StoreOrdersStackProps) {
     super(scope, id, props);
-    const { config } = props;
-    const logRemovalPolicy = config.logRemovalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
-
-    // Tables. Orders items are written by the store's other systems too: the key schema is a contract.
-    const tableDefaults = {
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      deletionProtection: config.data.deletionProtection,
-      removalPolicy: dataRemovalPolicies[config.data.removalPolicy],
-    };
-    this.ordersTable = new dynamodb.Table(this, 'OrdersTable', {
-      ...tableDefaults,
-      tableName: config.ordersTableName,
-      partitionKey: { name: 'id', type: dynamodb.AttributeType.NUMBER },
-    });
-    this.apiKeysTable = new dynamodb.Table(this, 'ApiKeysTable', {
-      ...tableDefaults,
-      tableName: config.apiKeysTableName,
-      partitionKey: { name: 'keyHash', type: dynamodb.AttributeType.STRING },
-    });
-
-    // The authorizer looks a key's hash up in the keys table, and may do nothing else.
+    this.config = props.config;
+    [this.ordersTable, this.apiKeysTable] = this.addTables();
     const tables = { orders: this.ordersTable.tableName, apiKeys: this.apiKeysTable.tableName };
-    const authorizerFunction = new StoreFunction(this, 'AuthorizerFunction', { config, name: 'authorizer', tables });
-    this.apiKeysTable.grant(authorizerFunction.function, 'dynamodb:GetItem');
-
-    const authorizer = new apigw.TokenAuthorizer(this, 'TokenAuthorizer', {
-      handler: authorizerFunction.function,
-      identitySource: apigw.IdentitySource.header('Authorization'),
-      // The gateway answers a missing or malformed header with 401 itself, without invoking the function.
-      validationRegex: authorizationHeaderPattern.source,
-      resultsCacheTtl: Duration.seconds(config.authorizerCacheTtlSeconds),
-    });
-
-    const accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: config.logRetentionDays, removalPolicy: logRemovalPolicy });
-
-    this.api = new apigw.RestApi(this, 'Api', {
-      restApiName: `store-orders-${config.stage}`,
-      description: `Store Orders Service (${config.stage})`,
-      // Regional: streamed responses may idle for 5 minutes here, only 30 s through the edge.
-      endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
-      // Execution logs (errors only) need the account-wide API Gateway logging role.
-      cloudWatchRole: true,
-      // Never taken away with a stack: the other stage in the account may rely on it.
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
-      defaultMethodOptions: { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM },
-      deployOptions: {
-        stageName: config.stage,
-        throttlingRateLimit: config.throttling.rateLimit,
-        throttlingBurstLimit: config.throttling.burstLimit,
-        tracingEnabled: true,
-        loggingLevel: apigw.MethodLoggingLevel.ERROR,
-        // Request and response data would include the Authorization header: never.
-        dataTraceEnabled: false,
-        accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
-        accessLogFormat: apigw.AccessLogFormat.custom(accessLogFormat),
-      },
-    });
-
-    // API Gateway would create the execution log group itself, without retention: create it first.
-    const executionLogs = new logs.LogGroup(this, 'ExecutionLogs', {
-      logGroupName: `API-Gateway-Execution-Logs_${this.api.restApiId}/${config.stage}`,
-      retention: config.logRetentionDays,
-      removalPolicy: logRemovalPolicy,
-    });
-    this.api.deploymentStage.node.addDependency(executionLogs);
-
-    // Every answer the gateway gives on its own is an Error record of the shared table.
-    for (const [type, code] of Object.entries(gatewayResponseCodes)) {
-      const body = JSON.stringify(errorRecord(code));
-      // The body is sent as a template in which $ starts a variable: the records must not hold one.
-      if (body.includes('$')) throw new Error(`The ${code} record cannot be a gateway response template: it holds "$"`);
-      const headers = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...errorHeaders(code) };
-      this.api.addGatewayResponse(`GatewayResponse-${type}`, {
-        type: apigw.ResponseType.of(type),
-        statusCode: String(errorCodes[code].status),
-        responseHeaders: {
-          ...Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, staticValue(value)])),
-          'X-Request-Id': 'context.requestId',
-        },
-        templates: { 'application/json': body },
-      });
-    }
-
-    // One function, resource and method per route of the shared route table.
-    const routeFunctions: { name: string; fn: StoreFunction }[] = [];
-    for (const route of routes) {
-      const settings = routeIntegrations[route.operation];
-      const fn = new StoreFunction(this, `${pascalCase(route.operation)}Function`, { config, name: route.operation, tables });
-      this.ordersTable.grant(fn.function, settings.ordersAction);
-      routeFunctions.push({ name: pascalCase(route.operation), fn });
-
-      const integration = new apigw.LambdaIntegration(fn.function, {
-        responseTransferMode: route.streaming ? apigw.ResponseTransferMode.STREAM : apigw.ResponseTransferMode.BUFFERED,
-        timeout: settings.integrationTimeout,
-      });
-      this.api.root.resourceForPath(`${basePath}${route.path}`).addMethod(route.method, integration, { operationName: route.operation });
-    }
-
-    const baseUrl = this.api.urlForPath(basePath);
-    if (config.customDomain !== undefined) {
-      const domain = this.api.addDomainName('CustomDomain', {
-        domainName: config.customDomain.domainName,
-        certificate: acm.Certificate.fromCertificateArn(this, 'CustomDomainCertificate', config.customDomain.certificateArn),
-        endpointType: apigw.EndpointType.REGIONAL,
-        securityPolicy: apigw.SecurityPolicy.TLS_1_2,
-      });
-      new CfnOutput(this, 'CustomDomainBaseUrl', {
-        description: 'Base URL on the custom domain',
-        value: `https://${config.customDomain.domainName}${basePath}`,
-      });
-      new CfnOutput(this, 'CustomDomainTarget', {
-        description: 'Point a DNS alias (or CNAME) for the custom domain here',
-        value: domain.domainNameAliasDomainName,
-      });
-    }
-
-    const monitoring = new StoreOrdersMonitoring(this, 'Monitoring', {
-      config,
+    const deployment = this.addDeployments(props.ignoreDeploymentAlarms ?? false);
+    this.authorizerFunction = this.addAuthorizerFunction(tables, deployment);
+    const accessLogs = this.addLogGroup('AccessLogs');
+    this.api = this.addApi(accessLogs);
+    this.routeFunctions = routes.map((route) => this.addRoute(route, tables, deployment));
+    this.monitoring = new StoreOrdersMonitoring(this, 'Monitoring', {
+      config: this.config,
       api: this.api,
       accessLogs,
-      routeFunctions,
-      authorizer: authorizerFunction,
+      routeFunctions: this.routeFunctions,
+      authorizer: this.authorizerFunction,
       tables: [
         { id: 'OrdersTable', table: this.ordersTable, operations: [dynamodb.Operation.SCAN, dynamodb.Operation.UPDATE_ITEM] },
         { id: 'ApiKeysTable', table: this.apiKeysTable, operations: [dynamodb.Operation.GET_ITEM] },
       ],
     });
+    for (const fn of [this.authorizerFunction, ...this.routeFunctions.map(({ fn }) => fn)]) fn.addGuardAlarms(this.monitoring.guardAlarms);
+    this.addCustomDomain();
+    this.addOutputs();
+    this.acknowledgeNagFindings();
+  }
 
-    new CfnOutput(this, 'BaseUrl', { description: `Base URL of the ${config.stage} API`, value: baseUrl });
+  /** Orders and API keys. Orders items are written by the store's other systems too: the key schema is a contract. */
+  private addTables(): [dynamodb.Table, dynamodb.Table] {
+    const { data, ordersTableName, apiKeysTableName } = this.config;
+    const tableDefaults = {
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: data.deletionProtection,
+      removalPolicy: dataRemovalPolicies[data.removalPolicy],
+    };
+    return [
+      new dynamodb.Table(this, 'OrdersTable', {
+        ...tableDefaults,
+        tableName: ordersTableName,
+        partitionKey: { name: 'id', type: dynamodb.AttributeType.NUMBER },
+      }),
+      new dynamodb.Table(this, 'ApiKeysTable', {
+        ...tableDefaults,
+        tableName: apiKeysTableName,
+        partitionKey: { name: 'keyHash', type: dynamodb.AttributeType.STRING },
+      }),
+    ];
+  }
+
+  /** One CodeDeploy application for the stage's functions, with one service role they share. */
+  private addDeployments(ignoreAlarms: boolean): StoreFunctionProps['deployment'] {
+    const application = new codedeploy.LambdaApplication(this, 'Deployments', { applicationName: `store-orders-${this.config.stage}` });
+    const role = new iam.Role(this, 'DeploymentRole', {
+      assumedBy: new iam.ServicePrincipal('codedeploy.amazonaws.com'),
+      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSCodeDeployRoleForLambdaLimited')],
+    });
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
+      reason:
+        "CodeDeploy's documented policy for Lambda deployments: it may read the deployment's alarms and move aliases (lambda:UpdateAlias, lambda:GetAlias) and invoke hooks named CodeDeployHook_*, nothing else.",
+    });
+    return { application, role, config: deploymentConfigs[this.config.deployment], ignoreAlarms };
+  }
+
+  /** The authorizer looks a key's hash up in the keys table, and may do nothing else. */
+  private addAuthorizerFunction(tables: TableNames, deployment: StoreFunctionProps['deployment']) {
+    const fn = new StoreFunction(this, 'AuthorizerFunction', { config: this.config, name: 'authorizer', tables, deployment });
+    this.apiKeysTable.grant(fn.function, 'dynamodb:GetItem');
+    return fn;
+  }
+
+  private addLogGroup(id: string, logGroupName?: string) {
+    return new logs.LogGroup(this, id, {
+      ...(logGroupName === undefined ? {} : { logGroupName }),
+      retention: this.config.logRetentionDays,
+      removalPolicy: this.config.logRemovalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+  }
+
+  /**
+   * The REST API, its stage (throttling, per-method metrics, access and execution logs, X-Ray)
+   * and its gateway responses. API Gateway's account-wide logging role is StoreOrders-account's.
+   */
+  private addApi(accessLogs: logs.LogGroup) {
+    const { config } = this;
+    const authorizer = new apigw.TokenAuthorizer(this, 'TokenAuthorizer', {
+      handler: this.authorizerFunction.alias,
+      identitySource: apigw.IdentitySource.header('Authorization'),
+      // The gateway answers a missing or malformed header with 401 itself, without invoking the function.
+      validationRegex: authorizationHeaderPattern.source,
+      resultsCacheTtl: Duration.seconds(config.authorizerCacheTtlSeconds),
+    });
+    const api = new apigw.RestApi(this, 'Api', {
+      restApiName: `store-orders-${config.stage}`,
+      description: `Store Orders Service (${config.stage})`,
+      // Regional: streamed responses may idle for 5 minutes here, only 30 s through the edge.
+      endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
+      cloudWatchRole: false,
+      defaultMethodOptions: { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM },
+      deployOptions: {
+        stageName: config.stage,
+        throttlingRateLimit: config.throttling.rateLimit,
+        throttlingBurstLimit: config.throttling.burstLimit,
+        methodOptions: this.methodOptions(),
+        tracingEnabled: true,
+        loggingLevel: apigw.MethodLoggingLevel.ERROR,
+        // Request and response data would include the Authorization header: never.
+        dataTraceEnabled: false,
+        accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
+        accessLogFormat: apigw.AccessLogFormat.custom(accessLogFormat(serviceName(config))),
+      },
+    });
+    // API Gateway would create the execution log group itself, without retention: create it first.
+    const executionLogs = this.addLogGroup('ExecutionLogs', `API-Gateway-Execution-Logs_${api.restApiId}/${config.stage}`);
+    api.deploymentStage.node.addDependency(executionLogs);
+    addGatewayResponses(api);
+    return api;
+  }
+
+  /**
+   * Per-method settings: metrics per method (alarms judge each route by what its client waits
+   * for), and each method's throttle, the list's below the stage's (every list is a full-table
+   * Scan). The throttle is set on every method, not left to be inherited from the stage's.
+   */
+  private methodOptions(): Record<string, apigw.MethodDeploymentOptions> {
+    const { throttling, listThrottling } = this.config;
+    return Object.fromEntries(
+      routes.map((route) => {
+        const limits = route.operation === 'listOrders' ? listThrottling : throttling;
+        return [
+          `${basePath}${route.path}/${route.method}`,
+          { metricsEnabled: true, throttlingRateLimit: limits.rateLimit, throttlingBurstLimit: limits.burstLimit },
+        ];
+      }),
+    );
+  }
+
+  /** One route: its function behind the `live` alias, allowed exactly its DynamoDB actions, and its method. */
+  private addRoute(route: (typeof routes)[number], tables: TableNames, deployment: StoreFunctionProps['deployment']): RouteFunction {
+    const integration = routeIntegrations[route.operation];
+    const name = pascalCase(route.operation);
+    const fn = new StoreFunction(this, `${name}Function`, {
+      config: this.config,
+      name: route.operation,
+      tables,
+      deployment,
+      ...(route.operation === 'listOrders' ? { reservedConcurrency: this.config.listReservedConcurrency } : {}),
+    });
+    this.ordersTable.grant(fn.function, ...integration.ordersActions);
+    this.api.root.resourceForPath(`${basePath}${route.path}`).addMethod(
+      route.method,
+      new apigw.LambdaIntegration(fn.alias, {
+        responseTransferMode: route.streaming ? apigw.ResponseTransferMode.STREAM : apigw.ResponseTransferMode.BUFFERED,
+        timeout: integration.integrationTimeout,
+      }),
+      { operationName: route.operation },
+    );
+    return { name, route, fn };
+  }
+
+  private addCustomDomain() {
+    const { customDomain } = this.config;
+    if (customDomain === undefined) return;
+    const domain = this.api.addDomainName('CustomDomain', {
+      domainName: customDomain.domainName,
+      certificate: acm.Certificate.fromCertificateArn(this, 'CustomDomainCertificate', customDomain.certificateArn),
+      endpointType: apigw.EndpointType.REGIONAL,
+      securityPolicy: apigw.SecurityPolicy.TLS_1_2,
+    });
+    new CfnOutput(this, 'CustomDomainBaseUrl', {
+      description: 'Base URL on the custom domain',
+      value: `https://${customDomain.domainName}${basePath}`,
+    });
+    new CfnOutput(this, 'CustomDomainTarget', {
+      description: 'Point a DNS alias (or CNAME) for the custom domain here',
+      value: domain.domainNameAliasDomainName,
+    });
+  }
+
+  private addOutputs() {
+    const { config } = this;
+    new CfnOutput(this, 'BaseUrl', { description: `Base URL of the ${config.stage} API`, value: this.api.urlForPath(basePath) });
     new CfnOutput(this, 'OrdersTableName', { value: this.ordersTable.tableName });
     new CfnOutput(this, 'ApiKeysTableName', {
       description: 'The table the key tool writes key hashes to',
@@ -228,10 +268,12 @@ export class StoreOrdersStack extends Stack {
       description: 'Issue an API key for this stage (with AWS credentials; the key is printed once)',
       value: `npm run keys -- create --stage ${config.stage} --name <name>`,
     });
-    new CfnOutput(this, 'AlarmTopicArn', { description: 'Subscribe on-call here', value: monitoring.alarmTopic.topicArn });
-    new CfnOutput(this, 'DashboardUrl', { value: monitoring.dashboardUrl });
+    new CfnOutput(this, 'AlarmTopicArn', { description: 'Subscribe on-call here', value: this.monitoring.alarmTopic.topicArn });
+    new CfnOutput(this, 'DashboardUrl', { value: this.monitoring.dashboardUrl });
+  }
 
-    // cdk-nag findings that are decisions, not oversights.
+  /** cdk-nag findings that are decisions, not oversights. */
+  private acknowledgeNagFindings() {
     Validations.of(this.api).acknowledge(
       {
         id: 'AwsSolutions::AwsSolutions-APIG2',
@@ -249,10 +291,5 @@ export class StoreOrdersStack extends Stack {
           'Clients are programs holding bearer API keys (issued by `npm run keys`), not Cognito users: the Lambda TOKEN authorizer checks each key against the stage API-keys table.',
       },
     );
-    Validations.of(this.api.node.findChild('CloudWatchRole')).acknowledge({
-      id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-      reason:
-        'The account-wide API Gateway logging role: the AWS-managed policy is the documented one, and the execution log groups it writes (API-Gateway-Execution-Logs_<apiId>/<stage>) are named by API Gateway at run time.',
-    });
   }
 }

@@ -1,7 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { stages } from '../../infra/stage-config.ts';
-import { accessLogFormat } from '../../infra/store-orders-stack.ts';
+import { serviceName, stages } from '../../infra/stage-config.ts';
+import { accessLogFormat } from '../../infra/api-gateway.ts';
 import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
 import { type ErrorCode, errorCodes, errorHeaders, errorRecord, gatewayResponseCodes } from '../../shared/errors.ts';
 import { basePath, routes } from '../../shared/routes.ts';
@@ -49,6 +49,22 @@ describe.each(stageNames)('the %s REST API', (stage) => {
     }
   });
 
+  it('invokes the live alias of each function, never the function itself, and lets API Gateway invoke only the aliases', () => {
+    const s = stack(stage);
+    const methods = methodsByRoute(t);
+    for (const { route, fn } of s.routeFunctions) {
+      const uri = JSON.stringify((methods.get(`${route.method} ${basePath}${route.path}`)!.Integration as { Uri: unknown }).Uri);
+      expect(uri).toContain(JSON.stringify({ Ref: logicalId(s, fn.alias) }));
+    }
+    const aliases = [s.authorizerFunction, ...s.routeFunctions.map(({ fn }) => fn)].map((fn) => ({ Ref: logicalId(s, fn.alias) }));
+    const permissions = Object.values(t.findResources('AWS::Lambda::Permission'));
+    expect(permissions.length).toBeGreaterThan(0);
+    for (const permission of permissions) {
+      expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
+      expect(aliases).toContainEqual(permission.Properties.FunctionName);
+    }
+  });
+
   it('puts every method behind the TOKEN authorizer', () => {
     const authorizerId = logicalId(stack(stage), stack(stage).node.findChild('TokenAuthorizer'));
     for (const method of methodsByRoute(t).values()) {
@@ -56,16 +72,15 @@ describe.each(stageNames)('the %s REST API', (stage) => {
     }
   });
 
-  it('has a TOKEN authorizer on the Authorization header, with the bearer regex and the stage cache TTL', () => {
+  it('has a TOKEN authorizer on the Authorization header, with the bearer regex and the stage cache TTL, invoking the live alias', () => {
+    const alias = logicalId(stack(stage), stack(stage).authorizerFunction.alias);
     t.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
     t.hasResourceProperties('AWS::ApiGateway::Authorizer', {
       Type: 'TOKEN',
       IdentitySource: 'method.request.header.Authorization',
       IdentityValidationExpression: authorizationHeaderPattern.source,
       AuthorizerResultTtlInSeconds: config.authorizerCacheTtlSeconds,
-      AuthorizerUri: Match.objectLike({
-        'Fn::Join': ['', Match.arrayWith([Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('^AuthorizerFunction'), 'Arn'] })])],
-      }),
+      AuthorizerUri: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([{ Ref: alias }])] }),
     });
   });
 
@@ -78,7 +93,16 @@ describe.each(stageNames)('the %s REST API', (stage) => {
     expect(expression.test('Bearer two words')).toBe(false);
   });
 
-  it('throttles the whole stage with the stage configuration, traces it, and logs execution errors only', () => {
+  it('throttles the stage and each method, the list below the rest, with per-method metrics, traces it, and logs execution errors only', () => {
+    // Data trace would log the Authorization header: off everywhere.
+    const method = (path: string, httpMethod: string, limits: { rateLimit: number; burstLimit: number }) => ({
+      HttpMethod: httpMethod,
+      ResourcePath: path,
+      MetricsEnabled: true,
+      ThrottlingRateLimit: limits.rateLimit,
+      ThrottlingBurstLimit: limits.burstLimit,
+      DataTraceEnabled: false,
+    });
     t.hasResourceProperties('AWS::ApiGateway::Stage', {
       StageName: stage,
       TracingEnabled: true,
@@ -89,22 +113,31 @@ describe.each(stageNames)('the %s REST API', (stage) => {
           ThrottlingRateLimit: config.throttling.rateLimit,
           ThrottlingBurstLimit: config.throttling.burstLimit,
           LoggingLevel: 'ERROR',
-          // Data trace would log the Authorization header.
           DataTraceEnabled: false,
         },
+        // Resource paths in method settings escape "/" as "~1".
+        method('/~1v1~1store~1orders', 'GET', config.listThrottling),
+        method('/~1v1~1store~1orders~1{orderId}', 'DELETE', config.throttling),
       ],
     });
+    expect(config.listThrottling.rateLimit).toBeLessThan(config.throttling.rateLimit);
+    expect(config.listThrottling.burstLimit).toBeLessThan(config.throttling.burstLimit);
   });
 
-  it('writes JSON access logs with request ids, status, authorizer and integration errors, latency and ip', () => {
-    const format = accessLogFormat;
+  it('writes JSON access logs with the service, request ids, status, authorizer and integration errors, latency, first content and ip', () => {
+    const format = accessLogFormat(serviceName(config));
     t.hasResourceProperties('AWS::ApiGateway::Stage', {
       AccessLogSetting: { Format: format, DestinationArn: Match.anyValue() },
     });
     // What a log line looks like once API Gateway has filled the variables in.
     const line = JSON.parse(format.replaceAll(/\$context\.[A-Za-z.]+/g, (variable) => (/status|Latency$/.test(variable) ? '200' : '-')));
+    expect(line.service).toBe(`store-orders-${stage}`);
     expect(Object.keys(line)).toEqual(
       expect.arrayContaining([
+        'authorizerRequestId',
+        'integrationRequestId',
+        'responseTransferMode',
+        'timeToFirstContent',
         'requestId',
         'extendedRequestId',
         'authorizerError',
@@ -121,6 +154,8 @@ describe.each(stageNames)('the %s REST API', (stage) => {
     expect(format).toContain('"authorizerError":"$context.authorizer.error"');
     expect(format).toContain('"status":$context.status');
     expect(format).toContain('"ip":"$context.identity.sourceIp"');
+    expect(format).toContain('"responseTransferMode":"$context.integration.responseTransferMode"');
+    expect(format).toContain('"timeToFirstContent":"$context.integration.timeToFirstContent"');
     expect(format.toLowerCase()).not.toContain('authorization');
     t.hasResourceProperties('AWS::Logs::LogGroup', {
       LogGroupName: { 'Fn::Join': ['', ['API-Gateway-Execution-Logs_', Match.anyValue(), `/${stage}`]] },
@@ -136,6 +171,8 @@ describe.each(stageNames)('the %s REST API', (stage) => {
       'THROTTLED',
       'AUTHORIZER_FAILURE',
       'AUTHORIZER_CONFIGURATION_ERROR',
+      'INTEGRATION_FAILURE',
+      'INTEGRATION_TIMEOUT',
       'DEFAULT_4XX',
       'DEFAULT_5XX',
     ];
@@ -210,6 +247,22 @@ describe.each(stageNames)('the %s REST API', (stage) => {
         });
       }
       t.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'DEFAULT_4XX', StatusCode: '400' });
+    });
+
+    // A customized DEFAULT_5XX also sets the status of every 5xx type not set on its own (AWS docs,
+    // "Gateway response types"): without their own responses these would reach clients as 500.
+    it('keep 504 for an integration timeout, with its own code, and 503 for a function Lambda throttled', () => {
+      t.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: 'INTEGRATION_TIMEOUT',
+        StatusCode: '504',
+        ResponseParameters: Match.objectLike({ 'gatewayresponse.header.Retry-After': "'1'" }),
+        ResponseTemplates: { 'application/json': JSON.stringify(errorRecord('gateway_timeout')) },
+      });
+      t.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: 'INTEGRATION_FAILURE',
+        StatusCode: '503',
+        ResponseTemplates: { 'application/json': JSON.stringify(errorRecord('service_unavailable')) },
+      });
     });
   });
 });

@@ -72,12 +72,14 @@ describe.each(stageNames)('the %s functions', (stage) => {
     const roleOf = (id: string) => logicalId(s, fn(id).role);
     const xrayAndLogs = ['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 
-    it('lets listOrders only Scan the orders table', () => {
-      expect(roleActions(t, roleOf('ListOrdersFunction'))).toEqual([...xrayAndLogs, 'dynamodb:Scan'].sort());
+    it('lets listOrders only Scan the orders table and read its item count', () => {
+      expect(roleActions(t, roleOf('ListOrdersFunction'))).toEqual([...xrayAndLogs, 'dynamodb:DescribeTable', 'dynamodb:Scan'].sort());
       t.hasResourceProperties('AWS::IAM::Policy', {
         Roles: [{ Ref: roleOf('ListOrdersFunction') }],
         PolicyDocument: {
-          Statement: Match.arrayWith([{ Action: 'dynamodb:Scan', Effect: 'Allow', Resource: { 'Fn::GetAtt': [ordersTable, 'Arn'] } }]),
+          Statement: Match.arrayWith([
+            { Action: ['dynamodb:DescribeTable', 'dynamodb:Scan'], Effect: 'Allow', Resource: { 'Fn::GetAtt': [ordersTable, 'Arn'] } },
+          ]),
         },
       });
     });

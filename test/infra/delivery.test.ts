@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { stages } from '../../infra/stage-config.ts';
+import { logicalId, stageNames, synthApp } from './support.ts';
+
+const { stack, template } = synthApp();
+
+/** The alarms a bad release trips: each deploy watches them and rolls back when one fires. */
+const guardAlarms = ['Api5xxRate', 'CancelLatencyP99', 'ListFirstByteP99', 'ListOrdersErrors', 'CancelOrderErrors', 'AuthorizerFailures'];
+
+describe.each(stageNames)('delivery to %s', (stage) => {
+  const config = stages[stage];
+  const s = stack(stage);
+  const t = template(stage);
+  const functions = [{ name: 'Authorizer', fn: s.authorizerFunction }, ...s.routeFunctions.map(({ name, fn }) => ({ name, fn }))];
+  const resources = t.toJSON().Resources;
+
+  it.each(functions.map(({ name }) => name))('publishes %s as a version behind a "live" alias that CodeDeploy moves', (name) => {
+    const fn = functions.find((candidate) => candidate.name === name)!.fn;
+    const alias = resources[logicalId(s, fn.alias)];
+    expect(alias.Properties).toMatchObject({
+      Name: 'live',
+      FunctionName: { Ref: logicalId(s, fn.function) },
+      // A new version whenever the code or configuration changes (CDK names it by their hash).
+      FunctionVersion: { 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^${name}FunctionCurrentVersion`)), 'Version'] },
+    });
+    expect(alias.UpdatePolicy).toEqual({
+      CodeDeployLambdaAliasUpdate: {
+        ApplicationName: { Ref: expect.stringMatching(/^Deployments/) },
+        DeploymentGroupName: { Ref: logicalId(s, fn.deploymentGroup) },
+      },
+    });
+  });
+
+  it(`shifts traffic with CodeDeployDefault.${config.deployment} and rolls back on failure, stop or alarm`, () => {
+    const groups = Object.values(t.findResources('AWS::CodeDeploy::DeploymentGroup'));
+    expect(groups).toHaveLength(3);
+    for (const group of groups) {
+      expect(group.Properties).toMatchObject({
+        DeploymentConfigName: `CodeDeployDefault.${config.deployment}`,
+        DeploymentStyle: { DeploymentOption: 'WITH_TRAFFIC_CONTROL', DeploymentType: 'BLUE_GREEN' },
+        AutoRollbackConfiguration: {
+          Enabled: true,
+          Events: ['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_REQUEST', 'DEPLOYMENT_STOP_ON_ALARM'],
+        },
+      });
+    }
+  });
+
+  it('watches the guard alarms of the stage during every shift: 5xx rate, function errors, cancel latency, list first byte, authorizer failures', () => {
+    const alarmIds = guardAlarms.map((id) => logicalId(s, s.monitoring.node.findChild(id) as never)).sort();
+    for (const group of Object.values(t.findResources('AWS::CodeDeploy::DeploymentGroup'))) {
+      const { Alarms, Enabled } = group.Properties.AlarmConfiguration;
+      expect(Enabled).toBe(true);
+      expect(Alarms.map((alarm: { Name: { Ref: string } }) => alarm.Name.Ref).sort()).toEqual(alarmIds);
+      // CodeDeploy takes at most 10 alarms per deployment group.
+      expect(Alarms.length).toBeLessThanOrEqual(10);
+    }
+    // A refused key is no reason to roll back: neither refusals nor throttles guard a deploy.
+    expect(guardAlarms).not.toContain('AuthFailures');
+  });
+
+  it('gives the list alone a reserved concurrency, so lists cannot take the concurrency cancels need', () => {
+    const reserved = Object.fromEntries(
+      functions.map(({ name, fn }) => [name, resources[logicalId(s, fn.function)].Properties.ReservedConcurrentExecutions]),
+    );
+    expect(reserved).toEqual({ Authorizer: undefined, ListOrders: config.listReservedConcurrency, CancelOrder: undefined });
+  });
+});
+
+describe('the stage configuration', () => {
+  it('shifts production gradually and staging all at once', () => {
+    expect(stages.production.deployment).toMatch(/^Lambda(Canary|Linear)/);
+    expect(stages.staging.deployment).toBe('LambdaAllAtOnce');
+  });
+});
+
+describe('an emergency deploy', () => {
+  it('ignores the guard alarms only when asked with -c ignoreDeploymentAlarms=true', () => {
+    const t = synthApp({ context: { ignoreDeploymentAlarms: 'true' } }).template('production');
+    for (const group of Object.values(t.findResources('AWS::CodeDeploy::DeploymentGroup'))) {
+      expect(group.Properties.AlarmConfiguration.Enabled).toBe(false);
+    }
+  });
+});
