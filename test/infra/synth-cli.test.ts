@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
@@ -21,9 +21,25 @@ const withoutAws = (): NodeJS.ProcessEnv => {
   };
 };
 
+/** AWS's CloudFormation linter, where the machine has it (it comes from PyPI, which CI machines here cannot reach). */
+const cfnLint = spawnSync('cfn-lint', ['--version'], { encoding: 'utf8' }).status === 0;
+if (!cfnLint) {
+  console.warn(
+    [
+      '',
+      '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!',
+      '!!  cfn-lint is not installed: the synthesized CloudFormation templates were NOT linted. !!',
+      '!!  Install it (pip install cfn-lint) and run npm test again before deploying.            !!',
+      '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!',
+      '',
+    ].join('\n'),
+  );
+}
+
 describe('npx cdk synth', () => {
+  const outdir = tempDir('store-orders-synth-');
+
   it('synthesizes both stacks with no AWS credentials', { timeout: 120_000 }, () => {
-    const outdir = tempDir('store-orders-synth-');
     const started = performance.now();
     const result = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-o', outdir], {
       cwd: repoRoot,
@@ -48,5 +64,25 @@ describe('npx cdk synth', () => {
     expect(existsSync(join(outdir, 'validation-report.json'))).toBe(true);
     // Bundling included, this takes ~6-9 s on a small machine; a minute means something hangs (e.g. a credential lookup).
     expect(seconds).toBeLessThan(60);
+  });
+
+  // Catches what CloudFormation would refuse at deploy time, e.g. a circular dependency between
+  // resources, which neither the CDK nor a template test notices. Ignored checks: .cfnlintrc.yaml.
+  it.runIf(cfnLint)('writes templates that cfn-lint passes: no errors, no warnings but the explained ones', { timeout: 120_000 }, () => {
+    const templates = readdirSync(outdir).filter((file) => file.endsWith('.template.json'));
+    expect(templates.sort()).toEqual([
+      'StoreOrders-account.template.json',
+      'StoreOrders-production.template.json',
+      'StoreOrders-staging.template.json',
+    ]);
+    const result = spawnSync(
+      'cfn-lint',
+      ['--config-file', join(repoRoot, '.cfnlintrc.yaml'), ...templates.map((file) => join(outdir, file))],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(result.stdout + result.stderr).toBe('');
+    expect(result.status).toBe(0);
   });
 });
