@@ -1,0 +1,384 @@
+/**
+ * What ships is what is tested. Each stage is synthesized with real bundling; each function's
+ * bundle runs exactly as shipped, under its template's settings (handler, runtime, timeout,
+ * memory, environment), on a stand-in for the Lambda Node.js runtime (./lambda-runtime.ts),
+ * against DynamoDB Local, with the events API Gateway REST sends. What the functions print (as
+ * CloudWatch Logs would receive it) is then checked against what the stage's alarms,
+ * dashboard, saved queries and metric filters read.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve as resolvePath } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { serviceName, stages } from '../../infra/stage-config.ts';
+import type { StoreFunction } from '../../infra/store-function.ts';
+import { createApiKey } from '../../shared/api-keys.ts';
+import { metricsNamespace } from '../../shared/observability.ts';
+import { basePath, routes } from '../../shared/routes.ts';
+import { logicalId, stageNames, synthApp, tempDir } from '../infra/support.ts';
+import { createTestTables, dynamoDbEndpoint, order } from '../support.ts';
+import type { Invocation, Outcome, Plan } from './lambda-runtime.ts';
+import {
+  flatKeys,
+  jsonPathFields,
+  logQueries,
+  type MetricRef,
+  metricFilters,
+  metricsRead,
+  queryFields,
+  resolve,
+  type Template,
+} from './template.ts';
+
+const runtimeScript = resolvePath(import.meta.dirname, 'lambda-runtime.ts');
+const unreachableDynamoDb = 'http://127.0.0.1:9';
+
+/** Metrics a function emits that nothing reads, each with why it is emitted anyway. */
+const unreadMetrics: Record<string, string> = {};
+
+type Line = Record<string, unknown>;
+type Run = { outcomes: Outcome[]; lines: Line[]; output: string };
+
+/** One execution environment of one function: its bundle, under the template's settings, running `invocations` in turn. */
+const runBundle = (
+  fn: { codeDir: string; properties: Record<string, unknown>; environment: Record<string, string> },
+  invocations: Invocation[],
+) => {
+  const dir = tempDir('store-orders-contract-');
+  const name = `contract-${Math.random().toString(36).slice(2, 8)}`;
+  const p = fn.properties;
+  const plan: Plan = {
+    codeDir: fn.codeDir,
+    handler: String(p.Handler),
+    functionName: name,
+    memorySize: Number(p.MemorySize),
+    timeoutSeconds: Number(p.Timeout),
+    invocations,
+  };
+  writeFileSync(join(dir, 'plan.json'), JSON.stringify(plan));
+  const result = spawnSync(process.execPath, [runtimeScript, join(dir, 'plan.json'), join(dir, 'results.json')], {
+    encoding: 'utf8',
+    env: {
+      PATH: process.env.PATH,
+      // What the Lambda runtime sets for every function (credentials here reach DynamoDB Local).
+      AWS_LAMBDA_FUNCTION_NAME: name,
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(p.MemorySize),
+      AWS_LAMBDA_FUNCTION_VERSION: '1',
+      AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${name}`,
+      AWS_EXECUTION_ENV: `AWS_Lambda_${String(p.Runtime)}`,
+      AWS_REGION: 'us-east-1',
+      AWS_DEFAULT_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      LAMBDA_TASK_ROOT: fn.codeDir,
+      _HANDLER: String(p.Handler),
+      TZ: ':UTC',
+      // The function's own environment, exactly as the template sets it (table names resolved).
+      ...fn.environment,
+    },
+  });
+  if (result.status !== 0) throw new Error(`the runtime stand-in failed: ${result.stderr}`);
+  const output = `${result.stdout}${result.stderr}`;
+  const lines = output
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as Line;
+      } catch {
+        return { unparsable: line };
+      }
+    });
+  return { outcomes: JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as Outcome[], lines, output };
+};
+
+/** The REST API proxy event (payload 1.0) API Gateway sends for a request the authorizer allowed. */
+const proxyEvent = (stage: string, requestId: string, method: string, path: string, headers: Record<string, string> = {}) => {
+  const route = routes.find(
+    (candidate) => candidate.method === method && new RegExp(`^${candidate.path.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path),
+  );
+  const resource = `${basePath}${route?.path ?? path}`;
+  const orderId = path.split('/')[3];
+  return {
+    resource,
+    path: `${basePath}${path}`,
+    httpMethod: method,
+    headers: { Host: 'abc123.execute-api.us-east-1.amazonaws.com', 'User-Agent': 'contract-test', ...headers },
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters: route?.path.includes('{orderId}') ? { orderId } : null,
+    stageVariables: null,
+    requestContext: {
+      resourceId: 'r1',
+      resourcePath: resource,
+      httpMethod: method,
+      extendedRequestId: `${requestId}-ext`,
+      requestTime: '23/Nov/2026:12:00:00 +0000',
+      path: `/${stage}${basePath}${path}`,
+      accountId: '123456789012',
+      protocol: 'HTTP/1.1',
+      stage,
+      domainPrefix: 'abc123',
+      requestTimeEpoch: 1_795_000_000_000,
+      requestId,
+      identity: { sourceIp: '203.0.113.7', userAgent: 'contract-test' },
+      domainName: 'abc123.execute-api.us-east-1.amazonaws.com',
+      apiId: 'abc123',
+      authorizer: { principalId: 'key_0123456789abcdef', keyId: 'key_0123456789abcdef', keyName: 'contract', integrationLatency: 12 },
+    },
+    body: null,
+    isBase64Encoded: false,
+  };
+};
+
+const tokenEvent = (stage: string, token: string, method: string, path: string) => ({
+  type: 'TOKEN',
+  authorizationToken: token,
+  methodArn: `arn:aws:execute-api:us-east-1:123456789012:abc123/${stage}/${method}${basePath}${path}`,
+});
+
+const sameMetric = (a: Pick<MetricRef, 'namespace' | 'name' | 'dimensions'>, b: Pick<MetricRef, 'namespace' | 'name' | 'dimensions'>) =>
+  a.namespace === b.namespace &&
+  a.name === b.name &&
+  JSON.stringify(Object.entries(a.dimensions).sort()) === JSON.stringify(Object.entries(b.dimensions).sort());
+
+describe.each(stageNames)('the %s stage as deployed', (stage) => {
+  const config = stages[stage];
+  const { stack, template, outdir } = synthApp({ bundle: stageNames.map((name) => stages[name].stackName) });
+  const s = stack(stage);
+  const t = template(stage).toJSON() as Template;
+  const key = `${config.keyPrefix}contract-test-key-that-must-never-be-logged`;
+  const unknownKey = `${config.keyPrefix}contract-test-unknown-key-0000000000`;
+  const runs: Record<string, Run> = {};
+  const requestIds: Record<string, { requestId: string; operation: string }> = {};
+
+  /** A function of the stage as the template configures it, with its table names pointing at the test's tables. */
+  const deployed = (fn: StoreFunction, tables: Record<string, string>, extra: Record<string, string> = {}) => {
+    const id = logicalId(s, fn.function);
+    const properties = t.Resources[id]!.Properties;
+    const variables = (properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    const environment = Object.fromEntries(
+      Object.entries(variables).map(([name, value]) => {
+        const text = String(resolve(value));
+        const ref = /^\$\{(\w+)\}$/.exec(text)?.[1];
+        if (ref === undefined) return [name, text];
+        if (tables[ref] === undefined) throw new Error(`${name} refers to ${ref}, which the test cannot provide`);
+        return [name, tables[ref]];
+      }),
+    );
+    const codeDir = join(outdir, `asset.${String(properties.Code && (properties.Code as { S3Key: string }).S3Key).replace(/\.zip$/, '')}`);
+    return { codeDir, properties, environment: { ...environment, ...extra } };
+  };
+
+  const invocation = (name: string, operation: string, event: unknown): Invocation => {
+    const requestId = `${stage}-${name}`;
+    requestIds[requestId] = { requestId: (event as { requestContext?: { requestId: string } }).requestContext?.requestId ?? '', operation };
+    return { name, requestId, event };
+  };
+  const http = (name: string, method: string, path: string, headers: Record<string, string> = {}) => {
+    const operation = routes.find((route) => route.method === method && path.startsWith(route.path.split('{')[0]!))!.operation;
+    return invocation(name, operation, proxyEvent(stage, `api-${stage}-${name}`, method, path, headers));
+  };
+  const authorize = (name: string, token: string, method: string, path: string) =>
+    invocation(name, method === 'GET' ? 'listOrders' : 'cancelOrder', tokenEvent(stage, token, method, path));
+
+  beforeAll(async () => {
+    const tables = await createTestTables([
+      order('1', 'pending', { petId: '101', quantity: '1', shipDate: '2026-12-01T10:00:00Z', complete: false }),
+      order('2', 'shipped', { petId: '102', quantity: '3', complete: true }),
+      order('9223372036854775807', 'pending', { petId: '9007199254740993' }),
+    ]);
+    // An item another system wrote against the table contract: listed without its bad field, and counted.
+    await tables.client.send(new PutCommand({ TableName: tables.orders.tableName, Item: { id: 5, status: 'pending', quantity: 'lots' } }));
+    await createApiKey(tables.apiKeys, { name: 'contract', prefix: '', key });
+    const names = { [logicalId(s, s.ordersTable)]: tables.orders.tableName, [logicalId(s, s.apiKeysTable)]: tables.apiKeys.tableName };
+    const endpoint = { DYNAMODB_ENDPOINT: dynamoDbEndpoint() };
+    const down = { DYNAMODB_ENDPOINT: unreachableDynamoDb };
+    const [list, cancel] = s.routeFunctions.map(({ fn }) => fn) as [StoreFunction, StoreFunction];
+
+    runs.authorizer = runBundle(deployed(s.authorizerFunction, names, endpoint), [
+      authorize('allow', `Bearer ${key}`, 'GET', '/store/orders'),
+      authorize('refuse', `Bearer ${unknownKey}`, 'DELETE', '/store/orders/1'),
+    ]);
+    runs.authorizerDown = runBundle(deployed(s.authorizerFunction, names, down), [
+      authorize('fail', `Bearer ${key}`, 'GET', '/store/orders'),
+    ]);
+    runs.list = runBundle(deployed(list, names, endpoint), [
+      http('list', 'GET', '/store/orders'),
+      http('list-gzip', 'GET', '/store/orders', { 'Accept-Encoding': 'gzip' }),
+    ]);
+    runs.listDown = runBundle(deployed(list, names, down), [http('list-down', 'GET', '/store/orders')]);
+    runs.cancel = runBundle(deployed(cancel, names, endpoint), [
+      http('cancel', 'DELETE', '/store/orders/1'),
+      http('cancel-again', 'DELETE', '/store/orders/1'),
+      http('cancel-shipped', 'DELETE', '/store/orders/2'),
+      http('cancel-missing', 'DELETE', '/store/orders/404'),
+      http('cancel-invalid', 'DELETE', '/store/orders/1.5'),
+      http('cancel-int64-max', 'DELETE', '/store/orders/9223372036854775807'),
+    ]);
+    runs.cancelDown = runBundle(deployed(cancel, names, down), [http('cancel-down', 'DELETE', '/store/orders/3')]);
+  }, 120_000);
+
+  const outcome = (run: string, name: string) => runs[run]!.outcomes.find((candidate) => candidate.name === name)!;
+  const allLines = () => Object.values(runs).flatMap((run) => run.lines);
+  const logLines = () => allLines().filter((line) => !('_aws' in line));
+  const emfLines = () => allLines().filter((line) => '_aws' in line);
+
+  it('runs on the runtime the template names, and every bundle answers as the API promises', () => {
+    for (const fn of [s.authorizerFunction, ...s.routeFunctions.map(({ fn }) => fn)]) {
+      expect(t.Resources[logicalId(s, fn.function)]!.Properties).toMatchObject({ Runtime: 'nodejs24.x', Handler: 'index.handler' });
+    }
+    expect(process.versions.node.split('.')[0]).toBe('24');
+    expect(outcome('authorizer', 'allow')).toMatchObject({
+      outcome: 'returned',
+      value: { policyDocument: { Statement: [{ Effect: 'Allow' }] } },
+    });
+    expect(outcome('authorizer', 'refuse')).toEqual({ name: 'refuse', outcome: 'threw', error: 'Unauthorized' });
+    expect(outcome('authorizerDown', 'fail')).toMatchObject({ outcome: 'threw', error: expect.not.stringMatching(/^Unauthorized$/) });
+    const list = outcome('list', 'list') as Extract<Outcome, { outcome: 'streamed' }>;
+    expect(list.prelude).toMatchObject({
+      statusCode: 200,
+      headers: { 'Content-Type': 'application/json', 'X-Request-Id': `api-${stage}-list` },
+    });
+    const listed = Buffer.from(list.body, 'base64').toString('utf8');
+    expect(listed).toContain('"id":9223372036854775807');
+    expect(JSON.parse(listed)).toHaveLength(4);
+    const gzip = outcome('list', 'list-gzip') as Extract<Outcome, { outcome: 'streamed' }>;
+    expect(gzip.prelude).toMatchObject({ statusCode: 200, headers: { 'Content-Encoding': 'gzip' } });
+    // The same orders; their order is whatever the parallel Scan segments answer in.
+    const sorted = (json: string) => (JSON.parse(json) as { id: number }[]).map((entry) => JSON.stringify(entry)).sort();
+    expect(sorted(gunzipSync(Buffer.from(gzip.body, 'base64')).toString('utf8'))).toEqual(sorted(listed));
+    const status = (run: string, name: string) => (outcome(run, name) as { value?: { statusCode?: number } }).value?.statusCode;
+    expect(
+      ['cancel', 'cancel-again', 'cancel-shipped', 'cancel-missing', 'cancel-invalid', 'cancel-int64-max'].map((name) =>
+        status('cancel', name),
+      ),
+    ).toEqual([204, 204, 409, 404, 400, 204]);
+    expect(status('cancelDown', 'cancel-down')).toBe(503);
+    expect((outcome('listDown', 'list-down') as Extract<Outcome, { outcome: 'streamed' }>).prelude).toMatchObject({ statusCode: 503 });
+  });
+
+  it('prints nothing but JSON lines, each with the stage service name', () => {
+    expect(allLines().filter((line) => 'unparsable' in line)).toEqual([]);
+    for (const line of logLines()) expect(line.service, JSON.stringify(line)).toBe(serviceName(config));
+  });
+
+  it('logs every line of a request with its request id and operation, the lines written while the list streams included', () => {
+    for (const [run, { lines }] of Object.entries(runs)) {
+      for (const line of lines.filter((candidate) => !('_aws' in candidate))) {
+        const invocation = requestIds[String(line.function_request_id)];
+        expect(invocation, `${run}: a line outside any invocation: ${JSON.stringify(line)}`).toBeDefined();
+        expect(line.operation, JSON.stringify(line)).toBe(invocation!.operation);
+        // A TOKEN authorizer is not told the API request id: its lines are found through the access log's authorizerRequestId.
+        if (!run.startsWith('authorizer')) expect(line.request_id, JSON.stringify(line)).toBe(invocation!.requestId);
+      }
+    }
+    // Each request has its completion line, the streamed list's written when its last byte went out.
+    const completed = logLines().filter((line) => line.message === 'request completed');
+    expect(completed.map((line) => line.request_id)).toEqual(
+      expect.arrayContaining([`api-${stage}-list`, `api-${stage}-list-gzip`, `api-${stage}-cancel`]),
+    );
+    expect(completed.find((line) => line.request_id === `api-${stage}-list`)).toMatchObject({ firstByteMs: expect.any(Number) });
+  });
+
+  it('emits each metric in the service namespace with exactly the dimensions the stage reads, and reads nothing it does not emit', () => {
+    const emitted = emfLines().flatMap((line) => {
+      const aws = line._aws as { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] };
+      return aws.CloudWatchMetrics.flatMap(({ Namespace, Dimensions, Metrics }) =>
+        Metrics.flatMap(({ Name }) =>
+          Dimensions.map((set) => ({
+            namespace: Namespace,
+            name: Name,
+            dimensions: Object.fromEntries(set.map((d) => [d, String(line[d])])),
+          })),
+        ),
+      );
+    });
+    expect(emitted.length).toBeGreaterThan(0);
+    for (const metric of emitted)
+      expect(metric).toMatchObject({ namespace: metricsNamespace, dimensions: { service: serviceName(config) } });
+
+    const filters = metricFilters(t);
+    const read = metricsRead(t).filter((metric) => metric.namespace === metricsNamespace);
+    const produced = (metric: MetricRef) =>
+      emitted.some((candidate) => sameMetric(candidate, metric)) ||
+      filters.some(
+        (filter) =>
+          filter.namespace === metric.namespace &&
+          filter.name === metric.name &&
+          // The dimension comes from a field of the access log line; the access log writes the service name there.
+          Object.keys(filter.dimensions).join() === Object.keys(metric.dimensions).join() &&
+          metric.dimensions.service === serviceName(config),
+      );
+    expect(
+      read.filter((metric) => !produced(metric)).map((metric) => `${metric.name} ${JSON.stringify(metric.dimensions)} (${metric.readBy})`),
+    ).toEqual([]);
+    const unread = emitted.filter((metric) => !read.some((candidate) => sameMetric(candidate, metric)) && !(metric.name in unreadMetrics));
+    expect(unread).toEqual([]);
+  });
+
+  it("reads API Gateway's per-method metrics of methods that exist and publish them", () => {
+    const api = Object.values(t.Resources).find((resource) => resource.Type === 'AWS::ApiGateway::RestApi')!.Properties;
+    const stageProps = Object.values(t.Resources).find((resource) => resource.Type === 'AWS::ApiGateway::Stage')!.Properties;
+    const enabled = (stageProps.MethodSettings as { ResourcePath: string; HttpMethod: string; MetricsEnabled?: boolean }[])
+      .filter((setting) => setting.MetricsEnabled)
+      // `/~1v1~1store~1orders`: a leading "/", then the resource path with "/" escaped as "~1".
+      .map((setting) => `${setting.HttpMethod} ${setting.ResourcePath.slice(1).replaceAll('~1', '/')}`);
+    const perMethod = metricsRead(t).filter((metric) => metric.namespace === 'AWS/ApiGateway' && 'Method' in metric.dimensions);
+    expect(perMethod.length).toBeGreaterThan(0);
+    for (const metric of perMethod) {
+      expect(metric.dimensions).toMatchObject({ ApiName: api.Name, Stage: stageProps.StageName });
+      expect(enabled).toContain(`${metric.dimensions.Method} ${metric.dimensions.Resource}`);
+    }
+  });
+
+  it('gives every saved query and log widget the fields it reads, in the log groups it reads', () => {
+    const accessLogFormat = String((stageOf(t).AccessLogSetting as { Format: string }).Format);
+    const accessLine = JSON.parse(
+      accessLogFormat.replaceAll(/\$context\.[A-Za-z.]+/g, (variable) => (/status|Latency$/.test(variable) ? '200' : '-')),
+    );
+    // The destination ARN ends with the log group (`…:log-group:${AccessLogs…}`).
+    const destination = String(resolve((stageOf(t).AccessLogSetting as { DestinationArn: unknown }).DestinationArn));
+    const accessLogGroup = `\${${/\$\{(\w+)(?:\.Arn)?\}$/.exec(destination)?.[1]}}`;
+    const fieldsOf = (logGroup: string): Set<string> => {
+      if (logGroup === accessLogGroup) return new Set(flatKeys(accessLine));
+      const fn = [s.authorizerFunction, ...s.routeFunctions.map(({ fn }) => fn)].find(
+        (candidate) => `\${${logicalId(s, candidate.logGroup)}}` === logGroup,
+      );
+      expect(fn, `a query reads ${logGroup}, which is no log group the test knows`).toBeDefined();
+      const run =
+        fn === s.authorizerFunction
+          ? ['authorizer', 'authorizerDown']
+          : fn === s.routeFunctions[0]!.fn
+            ? ['list', 'listDown']
+            : ['cancel', 'cancelDown'];
+      return new Set(run.flatMap((name) => runs[name]!.lines.filter((line) => !('_aws' in line)).flatMap((line) => flatKeys(line))));
+    };
+    const queries = logQueries(t);
+    expect(queries.length).toBeGreaterThan(6);
+    for (const { readBy, logGroups, query } of queries) {
+      const available = new Set(logGroups.map((group) => group.replace(/^\$\{(\w+)\}$/, '${$1}')).flatMap((group) => [...fieldsOf(group)]));
+      const missing = queryFields(query).filter((field) => !available.has(field));
+      expect(missing, `${readBy} reads fields no line of its log groups has`).toEqual([]);
+    }
+    for (const filter of metricFilters(t)) {
+      expect(filter.logGroup).toBe(accessLogGroup);
+      for (const field of [...jsonPathFields(filter.pattern), ...Object.values(filter.dimensions).flatMap(jsonPathFields)]) {
+        expect(Object.keys(accessLine), `metric filter ${filter.id} reads ${field}`).toContain(field);
+      }
+    }
+  });
+
+  it('never prints a key, valid or not', () => {
+    for (const run of Object.values(runs)) {
+      expect(run.output).not.toContain(key);
+      expect(run.output).not.toContain(unknownKey);
+      expect(run.output).not.toContain(key.slice(config.keyPrefix.length));
+    }
+  });
+});
+
+const stageOf = (t: Template) => Object.values(t.Resources).find((resource) => resource.Type === 'AWS::ApiGateway::Stage')!.Properties;
