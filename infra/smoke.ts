@@ -1,0 +1,188 @@
+/**
+ * `npm run smoke -- --base-url <url>`: a black-box check of a running stage (deployed or
+ * `npm start`), the command to run right after `cdk deploy` and the one the pipeline runs after
+ * each stage. The key comes from STORE_API_KEY. Read-only, unless `--cancel <orderId>` names an
+ * order it may cancel. One line per check, a summary, exit code 1 on any mismatch (2 on a usage
+ * error), and a timeout on every request.
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { parseOrderId } from '../shared/order-id.ts';
+import { integerPattern, orderSchema } from '../shared/schemas.ts';
+
+const usage = `Usage: STORE_API_KEY=<key> npm run smoke -- --base-url <url> [--cancel <orderId>] [--timeout-ms <ms>]
+
+  --base-url <url>     the stage's base URL, ending in /v1 (the stack output BaseUrl)
+  --cancel <orderId>   also cancel this order (it must be pending or cancelled): the only write
+  --timeout-ms <ms>    the most any one request may take (default 10000)`;
+
+class UsageError extends Error {}
+
+/** An id no store issues: int64's minimum. Cancelling it must answer 404 order_not_found. */
+const idThatCannotExist = '-9223372036854775808';
+
+type Answer = { status: number; headers: Headers; body: string; firstByteMs: number };
+type Check = { name: string; run: () => Promise<string> };
+type Options = { baseUrl: string; key: string; cancel?: string; timeoutMs: number };
+
+/** One request with a deadline; the time to its first body byte is measured as the client sees it. */
+const call = async (options: Options, method: string, path: string, headers: Record<string, string>): Promise<Answer> => {
+  const started = performance.now();
+  const response = await fetch(`${options.baseUrl}${path}`, { method, headers, signal: AbortSignal.timeout(options.timeoutMs) });
+  const reader = response.body?.getReader();
+  const chunks: Uint8Array[] = [];
+  let firstByteMs = performance.now() - started;
+  for (let first = true; reader !== undefined; first = false) {
+    const { done, value } = await reader.read();
+    if (first) firstByteMs = performance.now() - started;
+    if (done) break;
+    chunks.push(value);
+  }
+  return { status: response.status, headers: response.headers, body: Buffer.concat(chunks).toString('utf8'), firstByteMs };
+};
+
+const fail = (message: string): never => {
+  throw new Error(message);
+};
+
+/** The answer's X-Request-Id (every answer carries one), or a failure. */
+const requestIdOf = (answer: Answer) => answer.headers.get('x-request-id') || fail('no X-Request-Id header');
+
+/** JSON with every integer kept as its exact text, so int64 ids are checked digit for digit. */
+const parseExact = (text: string): unknown =>
+  JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
+    typeof value === 'number' && context?.source !== undefined && integerPattern.test(context.source) ? context.source : value,
+  );
+
+const errorRecord = z.strictObject({ code: z.string(), message: z.string(), status: z.number() });
+
+/** The answer is the Error record `code` with status `status`, or a failure. */
+const expectError = (answer: Answer, status: number, code: string) => {
+  if (answer.status !== status) fail(`expected ${status} ${code}, got ${answer.status}: ${answer.body.slice(0, 200)}`);
+  let record: unknown;
+  try {
+    record = JSON.parse(answer.body);
+  } catch {
+    fail(`expected an Error record, got ${answer.body.slice(0, 200)}`);
+  }
+  const parsed = errorRecord.safeParse(record);
+  if (!parsed.success || parsed.data.code !== code || parsed.data.status !== status)
+    fail(`expected the Error record {code: ${code}, status: ${status}}, got ${answer.body.slice(0, 200)}`);
+  return `${status} ${code}, X-Request-Id ${requestIdOf(answer)}`;
+};
+
+/** The list answers 200 with a JSON array of valid orders. */
+const checkList = async (options: Options, encoding: 'identity' | 'gzip') => {
+  const answer = await call(options, 'GET', '/store/orders', { Authorization: `Bearer ${options.key}`, 'Accept-Encoding': encoding });
+  if (answer.status !== 200) fail(`expected 200, got ${answer.status}: ${answer.body.slice(0, 200)}`);
+  if (encoding === 'gzip' && answer.headers.get('content-encoding') !== 'gzip') fail('asked for gzip, got no Content-Encoding: gzip');
+  let orders: unknown;
+  try {
+    orders = parseExact(answer.body);
+  } catch {
+    fail(`expected a JSON array, got ${answer.body.slice(0, 200)}`);
+  }
+  if (!Array.isArray(orders)) fail(`expected a JSON array, got ${answer.body.slice(0, 200)}`);
+  const list = orders as unknown[];
+  const invalid = list.findIndex((entry) => !orderSchema.safeParse(entry).success);
+  if (invalid >= 0) fail(`order ${invalid} is not a valid Order: ${JSON.stringify(list[invalid]).slice(0, 200)}`);
+  return `200, ${list.length} orders, first byte after ${Math.round(answer.firstByteMs)} ms, X-Request-Id ${requestIdOf(answer)}`;
+};
+
+const checks = (options: Options): Check[] => {
+  const auth = { Authorization: `Bearer ${options.key}` };
+  return [
+    { name: 'list', run: () => checkList(options, 'identity') },
+    { name: 'list with gzip', run: () => checkList(options, 'gzip') },
+    {
+      name: 'wrong key',
+      run: async () => {
+        const answer = await call(options, 'GET', '/store/orders', { Authorization: 'Bearer smoke-test-key-that-is-not-valid' });
+        if (answer.headers.get('www-authenticate') !== 'Bearer') fail('401 without WWW-Authenticate: Bearer');
+        return expectError(answer, 401, 'unauthorized');
+      },
+    },
+    {
+      name: 'unknown route',
+      run: async () => expectError(await call(options, 'GET', '/smoke/no-such-route', auth), 404, 'route_not_found'),
+    },
+    {
+      name: 'cancel an id that cannot exist',
+      run: async () => expectError(await call(options, 'DELETE', `/store/orders/${idThatCannotExist}`, auth), 404, 'order_not_found'),
+    },
+    ...(options.cancel === undefined
+      ? []
+      : [
+          {
+            name: `cancel order ${options.cancel}`,
+            run: async () => {
+              const answer = await call(options, 'DELETE', `/store/orders/${options.cancel}`, auth);
+              if (answer.status !== 204) fail(`expected 204, got ${answer.status}: ${answer.body.slice(0, 200)}`);
+              return `204, X-Request-Id ${requestIdOf(answer)}`;
+            },
+          },
+        ]),
+  ];
+};
+
+const readOptions = (argv: string[], env: NodeJS.ProcessEnv): Options => {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { 'base-url': { type: 'string' }, cancel: { type: 'string' }, 'timeout-ms': { type: 'string' } },
+  });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const baseUrl = values['base-url'];
+  if (baseUrl === undefined) throw new UsageError('--base-url is required');
+  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol))
+    throw new UsageError(
+      `--base-url must be an http(s) URL such as https://abc123.execute-api.eu-west-1.amazonaws.com/production/v1; got "${baseUrl}"`,
+    );
+  const key = env.STORE_API_KEY;
+  if (key === undefined || key === '') throw new UsageError('STORE_API_KEY must hold the API key to call the stage with');
+  const timeoutMs = Number(values['timeout-ms'] ?? '10000');
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
+    throw new UsageError(`--timeout-ms must be a positive whole number; got "${values['timeout-ms']}"`);
+  let cancel: string | undefined;
+  if (values.cancel !== undefined) {
+    try {
+      cancel = parseOrderId(values.cancel);
+    } catch {
+      throw new UsageError(`--cancel must be an order id (a base-10 int64); got "${values.cancel}"`);
+    }
+  }
+  return { baseUrl: baseUrl.replace(/\/+$/, ''), key, timeoutMs, ...(cancel === undefined ? {} : { cancel }) };
+};
+
+/** Runs every check and prints one line each and a summary; resolves to the exit code. */
+export const smoke = async (argv: string[], env: NodeJS.ProcessEnv = process.env, out: (line: string) => void = console.log) => {
+  let options: Options;
+  try {
+    options = readOptions(argv, env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    out(`smoke: ${error.message}\n\n${usage}`);
+    return 2;
+  }
+  out(`Smoke test of ${options.baseUrl} (${options.cancel === undefined ? 'read-only' : `may cancel order ${options.cancel}`})`);
+  let failed = 0;
+  const all = checks(options);
+  for (const { name, run } of all) {
+    try {
+      out(`PASS  ${name}: ${await run()}`);
+    } catch (error) {
+      failed += 1;
+      const reason =
+        error instanceof Error
+          ? error.name === 'TimeoutError'
+            ? `no answer within ${options.timeoutMs} ms`
+            : error.message
+          : String(error);
+      out(`FAIL  ${name}: ${reason}`);
+    }
+  }
+  out(failed === 0 ? `All ${all.length} checks passed.` : `${failed} of ${all.length} checks FAILED.`);
+  return failed === 0 ? 0 : 1;
+};
+
+if (import.meta.main) process.exitCode = await smoke(process.argv.slice(2));

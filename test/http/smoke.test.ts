@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Service, startService, stopService, uniqueTables } from '../local-service.ts';
+import { dynamoDbEndpoint } from '../support.ts';
+
+const key = 'smoke-test-local-key-0123456789';
+
+/** `npm run smoke -- …` as an engineer types it, with STORE_API_KEY from `env` (asynchronously: the fake servers live in this process). */
+const smoke = (args: string[], env: Record<string, string> = { STORE_API_KEY: key }) => {
+  const { STORE_API_KEY, ...inherited } = process.env;
+  return new Promise<{ status: number | null; output: string }>((resolve) => {
+    execFile(
+      'npm',
+      ['run', '--silent', 'smoke', '--', ...args],
+      { env: { ...inherited, ...env }, timeout: 60_000 },
+      (error, stdout, stderr) =>
+        resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : null, output: `${stdout}${stderr}` }),
+    );
+  });
+};
+
+/** A server that answers every request with `answer`, or never, to see the smoke test fail. */
+const fakeServer = async (answer: ((res: ServerResponse) => void) | 'never') => {
+  const server: Server = createServer((_req, res) => (answer === 'never' ? undefined : answer(res)));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    close: () => (server.closeAllConnections(), server.close()),
+  };
+};
+
+describe('npm run smoke', () => {
+  let service: Service;
+  beforeAll(async () => {
+    service = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...uniqueTables('smoke') });
+    expect(service.url, service.output()).toBeDefined();
+  });
+  afterAll(() => stopService(service));
+
+  it('passes against npm start: the list with and without gzip, 401, 404 route, 404 order, X-Request-Id on every answer', async () => {
+    const { status, output } = await smoke(['--base-url', service.url!]);
+    expect(output).toMatch(/^PASS {2}list: 200, 7 orders, first byte after \d+ ms, X-Request-Id \S+$/m);
+    expect(output).toMatch(/^PASS {2}list with gzip: 200, 7 orders/m);
+    expect(output).toMatch(/^PASS {2}wrong key: 401 unauthorized, X-Request-Id \S+$/m);
+    expect(output).toMatch(/^PASS {2}unknown route: 404 route_not_found/m);
+    expect(output).toMatch(/^PASS {2}cancel an id that cannot exist: 404 order_not_found/m);
+    expect(output).toContain('All 5 checks passed.');
+    expect(output).not.toContain(key);
+    expect(status).toBe(0);
+  });
+
+  it('cancels only the order --cancel names', async () => {
+    const { status, output } = await smoke(['--base-url', service.url!, '--cancel', '3']);
+    expect(output).toMatch(/^PASS {2}cancel order 3: 204/m);
+    expect(output).toContain('All 6 checks passed.');
+    expect(status).toBe(0);
+  });
+
+  it('fails, exit code 1, with a wrong key', async () => {
+    const { status, output } = await smoke(['--base-url', service.url!], { STORE_API_KEY: 'not-the-key-of-this-stage-000' });
+    expect(output).toMatch(/^FAIL {2}list: expected 200, got 401/m);
+    expect(output).toContain('checks FAILED.');
+    expect(status).toBe(1);
+  });
+
+  it('fails against a server that answers nonsense', async () => {
+    const nonsense = await fakeServer((res) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('hello'));
+    try {
+      const { status, output } = await smoke(['--base-url', nonsense.url]);
+      expect(output).toMatch(/^FAIL {2}list: expected a JSON array, got hello$/m);
+      expect(output).toMatch(/^FAIL {2}wrong key: /m);
+      expect(output).toContain('5 of 5 checks FAILED.');
+      expect(status).toBe(1);
+    } finally {
+      nonsense.close();
+    }
+  });
+
+  it('gives up on a server that never answers, after the timeout of each request', async () => {
+    const silent = await fakeServer('never');
+    try {
+      const { status, output } = await smoke(['--base-url', silent.url, '--timeout-ms', '300']);
+      expect(output).toMatch(/^FAIL {2}list: no answer within 300 ms$/m);
+      expect(status).toBe(1);
+    } finally {
+      silent.close();
+    }
+  });
+
+  it('refuses to run without a base URL or a key, exit code 2', async () => {
+    expect(await smoke([])).toMatchObject({ status: 2, output: expect.stringContaining('--base-url is required') });
+    expect(await smoke(['--base-url', service.url!], {})).toMatchObject({ status: 2, output: expect.stringContaining('STORE_API_KEY') });
+    expect(await smoke(['--base-url', 'ftp://x'])).toMatchObject({ status: 2, output: expect.stringContaining('http(s) URL') });
+    expect(await smoke(['--base-url', service.url!, '--cancel', 'abc'])).toMatchObject({
+      status: 2,
+      output: expect.stringContaining('--cancel'),
+    });
+  });
+});
