@@ -3,6 +3,7 @@
  * the infra tests build the very same app through `createApp`.
  */
 import { App, type AppProps, type Environment, Validations } from 'aws-cdk-lib';
+import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { stages } from './stage-config.ts';
 import { accountStackName, StoreOrdersAccountStack } from './store-orders-account-stack.ts';
@@ -19,7 +20,15 @@ export const environmentFromCdk = (env: NodeJS.ProcessEnv = process.env): Enviro
   return { ...(account === undefined ? {} : { account }), ...(region === undefined ? {} : { region }) };
 };
 
-export const createApp = (props: AppProps = {}, env: Environment | undefined = environmentFromCdk()) => {
+/**
+ * `controlTower: false` leaves out the Control Tower check (cfn-guard takes ~9 s a synth): the infra
+ * tests that do not examine it use that; `cdk synth` and test/infra/control-tower.test.ts run it.
+ */
+export const createApp = (
+  props: AppProps = {},
+  env: Environment | undefined = environmentFromCdk(),
+  { controlTower = true }: { controlTower?: boolean } = {},
+) => {
   const app = new App(props);
   // `cdk deploy -c ignoreDeploymentAlarms=true`: an emergency fix may ship while a guard alarm fires.
   const ignoreDeploymentAlarms = String(app.node.tryGetContext('ignoreDeploymentAlarms')) === 'true';
@@ -40,7 +49,7 @@ export const createApp = (props: AppProps = {}, env: Environment | undefined = e
     stack.addStackDependency(account);
   }
   // Every synth is checked: a finding without a written acknowledgement fails it.
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app), ...(controlTower ? [new CfnGuardValidator()] : []));
   return app;
 };
 

@@ -72,6 +72,8 @@ export type StageConfig = FunctionStage & {
   readonly listReservedConcurrency: number;
   /** How a deploy shifts traffic to the new version of each function. */
   readonly deployment: DeploymentStrategy;
+  /** Whether the console's "Test" button may invoke the functions (an extra permission per route). */
+  readonly consoleTestInvoke: boolean;
   /** Retention of every log group of the stage (functions, API access and execution logs). */
   readonly logRetentionDays: RetentionDays;
   /** Whether a deleted stack takes its log groups along (`destroy`) or leaves them (`retain`). */
@@ -111,6 +113,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     authorizerCacheTtlSeconds: 300,
     scanSegments: 4,
     logLevel: 'DEBUG',
+    consoleTestInvoke: true,
     logRetentionDays: 14,
     logRemovalPolicy: 'destroy',
     // No deletion protection: tearing staging down completely includes deleting its retained tables by hand.
@@ -131,7 +134,9 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     authorizerCacheTtlSeconds: 300,
     scanSegments: 8,
     logLevel: 'INFO',
-    logRetentionDays: 90,
+    consoleTestInvoke: false,
+    // A year (Control Tower CT.CLOUDWATCH.PR.2): the access log is the record of which key cancelled which order.
+    logRetentionDays: 365,
     logRemovalPolicy: 'retain',
     data: { removalPolicy: 'retain', deletionProtection: true },
     alarms: { serverErrorRatePercent: 1, cancelP99LatencyMs: 1500, listFirstByteP99Ms: 2000, functionErrors: 1, authFailures: 50 },

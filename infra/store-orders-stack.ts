@@ -4,12 +4,13 @@ import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { authorizationHeaderPattern } from '../shared/api-keys.ts';
 import { basePath, type Operation, type Route, routes } from '../shared/routes.ts';
 import { accessLogFormat, addGatewayResponses } from './api-gateway.ts';
-import type { TableNames } from './function-settings.ts';
+import { addLogsKey, addStageLogGroup } from './log-groups.ts';
 import { type DataRemovalPolicy, type DeploymentStrategy, type StageConfig, serviceName } from './stage-config.ts';
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';
@@ -53,6 +54,16 @@ const deploymentConfigs: Record<DeploymentStrategy, codedeploy.ILambdaDeployment
 
 export const pascalCase = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1);
 
+/** What every function of the stage shares: its tables, its deployments and its logs key. */
+type FunctionCommons = Pick<StoreFunctionProps, 'tables' | 'deployment' | 'logsKey'>;
+
+/** Control Tower's CT.LAMBDA.PR.2 reads only literal SourceAccount/SourceArn values; CDK builds them from the account's id. */
+const invokePermissionAcknowledgement = {
+  id: 'cdk-validator-cfnguard::lambda_function_public_access_prohibited_check',
+  reason:
+    "Not public (CT.LAMBDA.PR.2): every permission lets only apigateway.amazonaws.com invoke a live alias, with a SourceArn naming this account's API and its stage or authorizer (Fn::Join of partition, region, account id and API id, which the rule cannot read as a literal: see the template).",
+};
+
 /** A route of the shared route table with the function that serves it. */
 export type RouteFunction = { readonly name: string; readonly route: Route; readonly fn: StoreFunction };
 
@@ -76,11 +87,13 @@ export class StoreOrdersStack extends Stack {
     this.config = props.config;
     [this.ordersTable, this.apiKeysTable] = this.addTables();
     const tables = { orders: this.ordersTable.tableName, apiKeys: this.apiKeysTable.tableName };
+    const logsKey = addLogsKey(this, this.config);
     const deployment = this.addDeployments(props.ignoreDeploymentAlarms ?? false);
-    this.authorizerFunction = this.addAuthorizerFunction(tables, deployment);
-    const accessLogs = this.addLogGroup('AccessLogs');
-    this.api = this.addApi(accessLogs);
-    this.routeFunctions = routes.map((route) => this.addRoute(route, tables, deployment));
+    const common = { deployment, logsKey, tables };
+    this.authorizerFunction = this.addAuthorizerFunction(common);
+    const accessLogs = addStageLogGroup(this, 'AccessLogs', { config: this.config, encryptionKey: logsKey });
+    this.api = this.addApi(accessLogs, logsKey);
+    this.routeFunctions = routes.map((route) => this.addRoute(route, common));
     this.monitoring = new StoreOrdersMonitoring(this, 'Monitoring', {
       config: this.config,
       api: this.api,
@@ -138,25 +151,18 @@ export class StoreOrdersStack extends Stack {
   }
 
   /** The authorizer looks a key's hash up in the keys table, and may do nothing else. */
-  private addAuthorizerFunction(tables: TableNames, deployment: StoreFunctionProps['deployment']) {
-    const fn = new StoreFunction(this, 'AuthorizerFunction', { config: this.config, name: 'authorizer', tables, deployment });
+  private addAuthorizerFunction(common: FunctionCommons) {
+    const fn = new StoreFunction(this, 'AuthorizerFunction', { config: this.config, name: 'authorizer', ...common });
     this.apiKeysTable.grant(fn.function, 'dynamodb:GetItem');
+    Validations.of(fn.alias).acknowledge(invokePermissionAcknowledgement);
     return fn;
-  }
-
-  private addLogGroup(id: string, logGroupName?: string) {
-    return new logs.LogGroup(this, id, {
-      ...(logGroupName === undefined ? {} : { logGroupName }),
-      retention: this.config.logRetentionDays,
-      removalPolicy: this.config.logRemovalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-    });
   }
 
   /**
    * The REST API, its stage (throttling, per-method metrics, access and execution logs, X-Ray)
    * and its gateway responses. API Gateway's account-wide logging role is StoreOrders-account's.
    */
-  private addApi(accessLogs: logs.LogGroup) {
+  private addApi(accessLogs: logs.LogGroup, logsKey: kms.IKey) {
     const { config } = this;
     const authorizer = new apigw.TokenAuthorizer(this, 'TokenAuthorizer', {
       handler: this.authorizerFunction.alias,
@@ -186,7 +192,11 @@ export class StoreOrdersStack extends Stack {
       },
     });
     // API Gateway would create the execution log group itself, without retention: create it first.
-    const executionLogs = this.addLogGroup('ExecutionLogs', `API-Gateway-Execution-Logs_${api.restApiId}/${config.stage}`);
+    const executionLogs = addStageLogGroup(this, 'ExecutionLogs', {
+      config,
+      encryptionKey: logsKey,
+      logGroupName: `API-Gateway-Execution-Logs_${api.restApiId}/${config.stage}`,
+    });
     api.deploymentStage.node.addDependency(executionLogs);
     addGatewayResponses(api);
     return api;
@@ -211,14 +221,13 @@ export class StoreOrdersStack extends Stack {
   }
 
   /** One route: its function behind the `live` alias, allowed exactly its DynamoDB actions, and its method. */
-  private addRoute(route: (typeof routes)[number], tables: TableNames, deployment: StoreFunctionProps['deployment']): RouteFunction {
+  private addRoute(route: (typeof routes)[number], common: FunctionCommons): RouteFunction {
     const integration = routeIntegrations[route.operation];
     const name = pascalCase(route.operation);
     const fn = new StoreFunction(this, `${name}Function`, {
       config: this.config,
       name: route.operation,
-      tables,
-      deployment,
+      ...common,
       ...(route.operation === 'listOrders' ? { reservedConcurrency: this.config.listReservedConcurrency } : {}),
     });
     this.ordersTable.grant(fn.function, ...integration.ordersActions);
@@ -227,6 +236,8 @@ export class StoreOrdersStack extends Stack {
       new apigw.LambdaIntegration(fn.alias, {
         responseTransferMode: route.streaming ? apigw.ResponseTransferMode.STREAM : apigw.ResponseTransferMode.BUFFERED,
         timeout: integration.integrationTimeout,
+        // The console's test-invoke stage needs a permission of its own: only where the stage config allows it.
+        allowTestInvoke: this.config.consoleTestInvoke,
       }),
       { operationName: route.operation },
     );
@@ -285,6 +296,7 @@ export class StoreOrdersStack extends Stack {
         reason:
           'No WAF: every method needs a bearer key checked by the authorizer and the stage is throttled; a web ACL costs a monthly fee per stage even without traffic, and there is no body to inspect.',
       },
+      invokePermissionAcknowledgement,
       {
         id: 'AwsSolutions::AwsSolutions-COG4',
         reason:
