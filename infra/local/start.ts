@@ -13,6 +13,7 @@ import { localStage } from '../stage-config.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import type { Gateway } from './gateway.ts';
 import { startLocalApi } from './local-api.ts';
+import { callerPath, checkPortFree, portInUseMessage, prepareDataDir } from './preflight.ts';
 import { demoOrders, putOrders, readSeedFile } from './seed.ts';
 import { apiKeysTableKey, ensureTable, ordersTableKey } from './tables.ts';
 
@@ -44,8 +45,10 @@ const main = async () => {
     throw new Error(`Invalid configuration: ${parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`).join('; ')}`);
   }
   const env = parsed.data;
-  // Read the seed before starting anything, so a bad file costs nothing to fix.
-  const seed: Order[] = env.SEED_FILE === undefined ? demoOrders : await readSeedFile(env.SEED_FILE);
+  // Check everything the user chose before starting anything, so a bad setting costs nothing to fix.
+  await checkPortFree(env.PORT);
+  const seed: Order[] = env.SEED_FILE === undefined ? demoOrders : await readSeedFile(callerPath(env.SEED_FILE));
+  const dataDir = env.DATA_DIR === undefined || env.DYNAMODB_ENDPOINT !== undefined ? undefined : await prepareDataDir(env.DATA_DIR);
 
   let dynamoDb: DynamoDbLocal | undefined;
   let gateway: Gateway | undefined;
@@ -62,13 +65,12 @@ const main = async () => {
 
   try {
     let endpoint = env.DYNAMODB_ENDPOINT;
+    if (endpoint !== undefined && env.DATA_DIR !== undefined)
+      console.log(`DATA_DIR is ignored: the DynamoDB at ${endpoint} keeps its own data`);
     if (endpoint === undefined) {
-      dynamoDb = await startDynamoDbLocal({
-        port: localStage.dynamoDbPort,
-        ...(env.DATA_DIR === undefined ? {} : { dataDir: env.DATA_DIR }),
-      });
+      dynamoDb = await startDynamoDbLocal({ port: localStage.dynamoDbPort, ...(dataDir === undefined ? {} : { dataDir }) });
       endpoint = dynamoDb.endpoint;
-      console.log(`DynamoDB Local on ${endpoint} (${env.DATA_DIR === undefined ? 'in memory' : `data in ${env.DATA_DIR}`})`);
+      console.log(`DynamoDB Local on ${endpoint} (${dataDir === undefined ? 'in memory' : `data in ${dataDir}`})`);
     }
     const client = createDocumentClient({ endpoint });
     const orders = { client, tableName: env.ORDERS_TABLE };
@@ -103,7 +105,9 @@ const main = async () => {
     });
     console.log(`Store Orders API listening on ${gateway.url}`);
   } catch (error) {
-    console.error(`npm start: ${error instanceof Error ? error.message : String(error)}`);
+    // Taken between the check above and now: the same message as the check's.
+    const message = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? portInUseMessage(env.PORT) : (error as Error).message;
+    console.error(`npm start: ${error instanceof Error ? message : String(error)}`);
     await stop(1);
   }
 };

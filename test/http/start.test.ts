@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listApiKeys, revokeApiKey } from '../../shared/api-keys.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
@@ -13,7 +14,7 @@ type Service = { child: ChildProcess; output: () => string; url?: string; exitCo
 
 /** Runs `npm start`'s entry point as a real process and waits for its listening line (or its exit). */
 const startService = async (env: Record<string, string | undefined>): Promise<Service> => {
-  const { DYNAMODB_ENDPOINT, ORDERS_TABLE, API_KEYS_TABLE, PORT, SEED_FILE, STORE_API_KEY, DATA_DIR, ...inherited } = process.env;
+  const { DYNAMODB_ENDPOINT, ORDERS_TABLE, API_KEYS_TABLE, PORT, SEED_FILE, STORE_API_KEY, DATA_DIR, INIT_CWD, ...inherited } = process.env;
   const child = spawn(process.execPath, ['infra/local/start.ts'], {
     env: { ...inherited, PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -44,6 +45,7 @@ const tables = () => {
   return { ORDERS_TABLE: `start-orders-${suffix}`, API_KEYS_TABLE: `start-keys-${suffix}` };
 };
 
+const repoRoot = resolve(import.meta.dirname, '../..');
 const key = 'local-test-key-0123456789';
 const auth = { Authorization: `Bearer ${key}` };
 
@@ -146,6 +148,67 @@ describe('npm start', () => {
     const second = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...names });
     expect(second.exitCode).toBe(1);
     expect(second.output()).toContain(`STORE_API_KEY was revoked in table ${names.API_KEYS_TABLE}`);
+  });
+
+  it('refuses a PORT that is in use before starting anything, naming the port and the PORT variable', async () => {
+    const busy = createServer().listen(0, '127.0.0.1');
+    await once(busy, 'listening');
+    const port = (busy.address() as { port: number }).port;
+    try {
+      // No DYNAMODB_ENDPOINT: a late check would have started DynamoDB Local first.
+      const service = await startService({ PORT: String(port), ...tables() });
+      expect(service.exitCode).toBe(1);
+      expect(service.output()).toContain(`port ${port} on 127.0.0.1 is already in use`);
+      expect(service.output()).toMatch(/with the PORT variable, e\.g\. `PORT=\d+ npm start`/);
+      expect(service.output()).not.toContain('DynamoDB Local on');
+    } finally {
+      busy.close();
+    }
+  });
+
+  it('creates a relative DATA_DIR in the directory npm start was run from, and keeps the data there', async () => {
+    const caller = await mkdtemp(join(tmpdir(), 'caller-'));
+    // What npm does: the script runs in the package root, INIT_CWD names the caller's directory.
+    const env = { INIT_CWD: caller, DATA_DIR: 'nested/data', STORE_API_KEY: key };
+    const first = await startService(env);
+    expect(first.url, first.output()).toBeDefined();
+    expect(first.output()).toContain(`(data in ${join(caller, 'nested/data')})`);
+    expect((await request(first.url!, 'DELETE', '/store/orders/1', auth)).status).toBe(204);
+    expect(await stop(first)).toBe(0);
+    expect(existsSync(join(caller, 'nested/data/shared-local-instance.db'))).toBe(true);
+    expect(existsSync(join(repoRoot, 'nested'))).toBe(false);
+
+    const second = await startService(env);
+    expect(second.output()).toContain('Using existing table orders (not seeded)');
+    const listed = (await request(second.url!, 'GET', '/store/orders', auth)).body as { id: number; status: string }[];
+    expect(listed.find((o) => o.id === 1)?.status).toBe('cancelled');
+    expect(await stop(second)).toBe(0);
+  });
+
+  it('refuses a DATA_DIR that is a file, naming the path, when run as `npm start` from another directory', async () => {
+    const caller = await mkdtemp(join(tmpdir(), 'caller-'));
+    await writeFile(join(caller, 'notes.txt'), 'not a folder');
+    // The outer `npm test` leaves npm_* variables that would steer this npm; a user's shell has none.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(npm_|INIT_CWD$)/i.test(name)));
+    const result = spawnSync('npm', ['--prefix', repoRoot, 'start'], {
+      cwd: caller,
+      env: { ...env, DATA_DIR: 'notes.txt', PORT: '0' },
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`npm start: DATA_DIR ${join(caller, 'notes.txt')} is not a folder`);
+    expect(`${result.stdout}${result.stderr}`).not.toContain('DynamoDB Local on');
+  });
+
+  it('refuses a DATA_DIR inside a file, naming the path', async () => {
+    const caller = await mkdtemp(join(tmpdir(), 'caller-'));
+    await writeFile(join(caller, 'notes.txt'), 'not a folder');
+    const service = await startService({ INIT_CWD: caller, DATA_DIR: 'notes.txt/data' });
+    expect(service.exitCode).toBe(1);
+    expect(service.output()).toContain(
+      `npm start: DATA_DIR ${join(caller, 'notes.txt/data')} cannot be created (a part of the path is a file)`,
+    );
+    expect(service.output()).not.toMatch(/\n\s+at /);
   });
 
   it('tells the developer to install Java when it is missing', async () => {
