@@ -6,7 +6,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
 import { bearerTokenPattern, createApiKey, findActiveKey } from '../../shared/api-keys.ts';
-import { tableName } from '../../shared/config.ts';
+import { functionEnvSchema, integerSetting, tableName } from '../../shared/config.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { localStage } from '../stage-config.ts';
@@ -34,13 +34,25 @@ export const localEnvSchema = z.object({
   DYNAMODB_ENDPOINT: z.url({ error: 'must be a URL such as http://127.0.0.1:8000' }).optional(),
   ORDERS_TABLE: tableName.default(localStage.ordersTableName),
   API_KEYS_TABLE: tableName.default(localStage.apiKeysTableName),
+  // API Gateway's own bounds for an authorizer's result TTL.
+  AUTHORIZER_CACHE_TTL_SECONDS: integerSetting(0, 3600).default(localStage.authorizerCacheTtlSeconds),
+  // The list function's settings (the local stage's segments unless set); checked here so a
+  // bad value stops the start before anything runs, not when the function is loaded.
+  SCAN_SEGMENTS: functionEnvSchema.shape.SCAN_SEGMENTS.unwrap().default(localStage.scanSegments),
+  SCAN_PAGE_SIZE: functionEnvSchema.shape.SCAN_PAGE_SIZE,
 });
 
-/** Empty variables count as unset, as a shell user would expect of `PORT= npm start`. */
-const environment = () => Object.fromEntries(Object.entries(process.env).filter(([, value]) => value !== ''));
+/**
+ * Empty variables count as unset, as a shell user would expect of `PORT= npm start`: removed
+ * from the environment, so the handler modules the gateway loads read them as unset too.
+ */
+const unsetEmptyVariables = () => {
+  for (const [name, value] of Object.entries(process.env)) if (value === '') delete process.env[name];
+  return process.env;
+};
 
 const main = async () => {
-  const parsed = localEnvSchema.safeParse(environment());
+  const parsed = localEnvSchema.safeParse(unsetEmptyVariables());
   if (!parsed.success) {
     throw new Error(`Invalid configuration: ${parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`).join('; ')}`);
   }
@@ -96,11 +108,19 @@ const main = async () => {
       });
     }
 
+    const ttl = env.AUTHORIZER_CACHE_TTL_SECONDS;
+    console.log(
+      ttl === 0
+        ? 'Authorizer cache off (AUTHORIZER_CACHE_TTL_SECONDS=0): a revoked key is refused at once'
+        : `Authorizer cache ${ttl} s (AUTHORIZER_CACHE_TTL_SECONDS; 0 turns it off): a revoked key keeps working up to ${ttl} s`,
+    );
     gateway = await startLocalApi({
       port: env.PORT,
       dynamoDbEndpoint: endpoint,
       ordersTable: env.ORDERS_TABLE,
       apiKeysTable: env.API_KEYS_TABLE,
+      // The local stage's function settings, with what the developer chose for this run.
+      stage: { ...localStage, authorizerCacheTtlSeconds: ttl, scanSegments: env.SCAN_SEGMENTS },
       documents: { '/v1/openapi.json': (await import('../../shared/openapi.ts')).servedOpenApiJson },
     });
     console.log(`Store Orders API listening on ${gateway.url}`);

@@ -128,6 +128,21 @@ describe('npm start', () => {
     ['a STORE_API_KEY with a space', { STORE_API_KEY: 'has a space in it!!' }, undefined, /STORE_API_KEY may only hold/],
     ['a DYNAMODB_ENDPOINT that is not a URL', { DYNAMODB_ENDPOINT: 'localhost' }, undefined, /DYNAMODB_ENDPOINT must be a URL/],
     ['a table name DynamoDB would refuse', { ORDERS_TABLE: 'a' }, undefined, /ORDERS_TABLE must be 3-255 characters/],
+    ['SCAN_SEGMENTS of 0', { SCAN_SEGMENTS: '0' }, undefined, /SCAN_SEGMENTS must be a whole number from 1 to 64/],
+    ['SCAN_SEGMENTS that is not a number', { SCAN_SEGMENTS: 'four' }, undefined, /SCAN_SEGMENTS must be a whole number from 1 to 64/],
+    ['SCAN_PAGE_SIZE beyond its bound', { SCAN_PAGE_SIZE: '100001' }, undefined, /SCAN_PAGE_SIZE must be a whole number from 1 to 100000/],
+    [
+      'a negative AUTHORIZER_CACHE_TTL_SECONDS',
+      { AUTHORIZER_CACHE_TTL_SECONDS: '-1' },
+      undefined,
+      /AUTHORIZER_CACHE_TTL_SECONDS must be a whole number from 0 to 3600/,
+    ],
+    [
+      'AUTHORIZER_CACHE_TTL_SECONDS beyond an hour',
+      { AUTHORIZER_CACHE_TTL_SECONDS: '3601' },
+      undefined,
+      /AUTHORIZER_CACHE_TTL_SECONDS must be a whole number from 0 to 3600/,
+    ],
   ])('refuses %s with a clear message and exit code 1', async (_, env: Record<string, string>, fileText, message) => {
     const dir = await mkdtemp(join(tmpdir(), 'seed-'));
     if (env.SEED_FILE !== undefined && fileText !== undefined) await writeFile(join(dir, env.SEED_FILE), fileText);
@@ -136,6 +151,33 @@ describe('npm start', () => {
     expect(service.exitCode).toBe(1);
     expect(service.output()).toMatch(message);
     expect(service.output()).not.toMatch(/\n\s+at /);
+    // Refused before touching DynamoDB: nothing to undo, nothing half-seeded.
+    expect(service.output()).not.toMatch(/Created table|Using existing table/);
+  });
+
+  it('caches an authorizer Allow for 300 s by default, as the deployed stages do, and says so', async () => {
+    const service = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...tables() });
+    expect(service.output()).toContain(
+      'Authorizer cache 300 s (AUTHORIZER_CACHE_TTL_SECONDS; 0 turns it off): a revoked key keeps working up to 300 s',
+    );
+    await stop(service);
+  });
+
+  it('refuses a revoked key at once with AUTHORIZER_CACHE_TTL_SECONDS=0', async () => {
+    const names = tables();
+    const service = await startService({
+      DYNAMODB_ENDPOINT: dynamoDbEndpoint(),
+      STORE_API_KEY: key,
+      AUTHORIZER_CACHE_TTL_SECONDS: '0',
+      ...names,
+    });
+    expect(service.output()).toContain('Authorizer cache off (AUTHORIZER_CACHE_TTL_SECONDS=0)');
+    expect((await request(service.url!, 'GET', '/store/orders', auth)).status).toBe(200);
+    const apiKeys = { client: createDocumentClient({ endpoint: dynamoDbEndpoint() }), tableName: names.API_KEYS_TABLE };
+    const [local] = await listApiKeys(apiKeys);
+    await revokeApiKey(apiKeys, local!.keyId);
+    expect((await request(service.url!, 'GET', '/store/orders', auth)).status).toBe(401);
+    await stop(service);
   });
 
   it('refuses a STORE_API_KEY that was revoked, naming it', async () => {
