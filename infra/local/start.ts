@@ -13,6 +13,7 @@ import { localStage } from '../stage-config.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import type { Gateway } from './gateway.ts';
 import { startLocalApi } from './local-api.ts';
+import { localStateFile, removeLocalState, writeLocalState } from './local-state.ts';
 import { callerPath, checkPortFree, portInUseMessage, prepareDataDir } from './preflight.ts';
 import { demoOrders, putOrders, readSeedFile } from './seed.ts';
 import { apiKeysTableKey, ensureTable, ordersTableKey } from './tables.ts';
@@ -51,6 +52,15 @@ const unsetEmptyVariables = () => {
   return process.env;
 };
 
+/** A run that cannot record itself still serves; only the key tool's automatic target is lost. */
+const recordLocalState = (...args: Parameters<typeof writeLocalState>) => {
+  try {
+    writeLocalState(...args);
+  } catch (error) {
+    console.warn(`Could not write ${args[1]} (${(error as Error).message}): \`npm run keys\` will need --endpoint and --table`);
+  }
+};
+
 const main = async () => {
   const parsed = localEnvSchema.safeParse(unsetEmptyVariables());
   if (!parsed.success) {
@@ -65,9 +75,11 @@ const main = async () => {
   let dynamoDb: DynamoDbLocal | undefined;
   let gateway: Gateway | undefined;
   let stopping = false;
+  const stateFile = localStateFile();
   const stop = async (exitCode: number) => {
     if (stopping) return;
     stopping = true;
+    removeLocalState(stateFile);
     await gateway?.close().catch(() => undefined);
     await dynamoDb?.stop();
     process.exit(exitCode);
@@ -123,6 +135,19 @@ const main = async () => {
       stage: { ...localStage, authorizerCacheTtlSeconds: ttl, scanSegments: env.SCAN_SEGMENTS },
       documents: { '/v1/openapi.json': (await import('../../shared/openapi.ts')).servedOpenApiJson },
     });
+    // For `npm run keys` (and other local tools): which DynamoDB and tables this run uses.
+    recordLocalState(
+      {
+        pid: process.pid,
+        apiUrl: gateway.url,
+        dynamoDbEndpoint: endpoint,
+        ordersTable: env.ORDERS_TABLE,
+        apiKeysTable: env.API_KEYS_TABLE,
+        authorizerCacheTtlSeconds: ttl,
+        startedAt: new Date().toISOString(),
+      },
+      stateFile,
+    );
     console.log(`Store Orders API listening on ${gateway.url}`);
   } catch (error) {
     // Taken between the check above and now: the same message as the check's.

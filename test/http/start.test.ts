@@ -10,13 +10,26 @@ import { listApiKeys, revokeApiKey } from '../../shared/api-keys.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import { dynamoDbEndpoint, request } from '../support.ts';
 
-type Service = { child: ChildProcess; output: () => string; url?: string; exitCode?: number | null };
+type Service = { child: ChildProcess; output: () => string; stateFile: string; url?: string; exitCode?: number | null };
 
 /** Runs `npm start`'s entry point as a real process and waits for its listening line (or its exit). */
 const startService = async (env: Record<string, string | undefined>): Promise<Service> => {
-  const { DYNAMODB_ENDPOINT, ORDERS_TABLE, API_KEYS_TABLE, PORT, SEED_FILE, STORE_API_KEY, DATA_DIR, INIT_CWD, ...inherited } = process.env;
+  const {
+    DYNAMODB_ENDPOINT,
+    ORDERS_TABLE,
+    API_KEYS_TABLE,
+    PORT,
+    SEED_FILE,
+    STORE_API_KEY,
+    DATA_DIR,
+    INIT_CWD,
+    LOCAL_STATE_FILE,
+    ...inherited
+  } = process.env;
+  // Each run records itself in a file of its own, never in the repository's .local/.
+  const stateFile = join(await mkdtemp(join(tmpdir(), 'state-')), 'npm-start.json');
   const child = spawn(process.execPath, ['infra/local/start.ts'], {
-    env: { ...inherited, PORT: '0', ...env },
+    env: { ...inherited, PORT: '0', LOCAL_STATE_FILE: stateFile, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -30,7 +43,7 @@ const startService = async (env: Record<string, string | undefined>): Promise<Se
     });
   });
   const first = await Promise.race([listening, exited]);
-  return { child, output: () => output, ...first };
+  return { child, output: () => output, stateFile, ...first };
 };
 
 const stop = async (service: Service, signal: NodeJS.Signals = 'SIGTERM') => {
@@ -251,6 +264,27 @@ describe('npm start', () => {
       `npm start: DATA_DIR ${join(caller, 'notes.txt/data')} cannot be created (a part of the path is a file)`,
     );
     expect(service.output()).not.toMatch(/\n\s+at /);
+  });
+
+  it('lets `npm run keys` find it on any endpoint and tables while it runs, and forgets it when it stops', async () => {
+    const names = tables();
+    const service = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...names });
+    // The user's shell: no DYNAMODB_ENDPOINT or API_KEYS_TABLE, no flags; only the state file to go by.
+    const { DYNAMODB_ENDPOINT, API_KEYS_TABLE, ...shell } = process.env;
+    const keys = (...argv: string[]) =>
+      spawnSync(process.execPath, ['infra/keys.ts', ...argv], { env: { ...shell, LOCAL_STATE_FILE: service.stateFile }, encoding: 'utf8' });
+    const listed = keys('list');
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stderr).toContain(`keys: table ${names.API_KEYS_TABLE} (the running npm start, ${dynamoDbEndpoint()})`);
+    expect(listed.stdout).toMatch(/\tactive\tlocal \(STORE_API_KEY\)\n/);
+    const keyId = listed.stdout.split('\t')[0]!;
+    expect(keys('revoke', keyId).stdout).toContain(
+      "Cached authorizations end within 300 s (the running npm start's AUTHORIZER_CACHE_TTL_SECONDS)",
+    );
+
+    expect(await stop(service)).toBe(0);
+    expect(existsSync(service.stateFile)).toBe(false);
+    expect(keys('list').stderr).toContain(`keys: table api-keys (local, http://127.0.0.1:8000)`);
   });
 
   it('tells the developer to install Java when it is missing', async () => {
