@@ -35,6 +35,8 @@ export const localEnvSchema = z.object({
   DYNAMODB_ENDPOINT: z.url({ error: 'must be a URL such as http://127.0.0.1:8000' }).optional(),
   ORDERS_TABLE: tableName.default(localStage.ordersTableName),
   API_KEYS_TABLE: tableName.default(localStage.apiKeysTableName),
+  // Read by local-state.ts; listed here so the environment contract is in one place.
+  LOCAL_STATE_FILE: z.string().min(1).optional(),
   // API Gateway's own bounds for an authorizer's result TTL.
   AUTHORIZER_CACHE_TTL_SECONDS: integerSetting(0, 3600).default(localStage.authorizerCacheTtlSeconds),
   // The list function's settings (the local stage's segments unless set); checked here so a
@@ -157,9 +159,12 @@ const main = async () => {
   }
 };
 
-try {
-  await main();
-} catch (error) {
-  console.error(`npm start: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
+// Run, unless imported (the tests read the environment contract).
+if (import.meta.main) {
+  try {
+    await main();
+  } catch (error) {
+    console.error(`npm start: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
 }

@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { localEnvSchema } from '../../infra/local/start.ts';
 import { listApiKeys, revokeApiKey } from '../../shared/api-keys.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import { dynamoDbEndpoint, request } from '../support.ts';
@@ -247,7 +248,8 @@ describe('npm start', () => {
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(npm_|INIT_CWD$)/i.test(name)));
     const result = spawnSync('npm', ['--prefix', repoRoot, 'start'], {
       cwd: caller,
-      env: { ...env, DATA_DIR: 'notes.txt', PORT: '0' },
+      // Set and empty (= unset) wins over any setting in a developer's own .env.
+      env: { ...env, ...Object.fromEntries(Object.keys(localEnvSchema.shape).map((name) => [name, ''])), DATA_DIR: 'notes.txt', PORT: '0' },
       encoding: 'utf8',
     });
     expect(result.status).toBe(1);
@@ -303,5 +305,42 @@ describe('npm start', () => {
     expect(await portAccepts(dynamoPort)).toBe(true);
     expect(await stop(service, 'SIGINT')).toBe(0);
     expect(await portAccepts(dynamoPort)).toBe(false);
+  });
+});
+
+describe('.env', () => {
+  it('.env.example lists every variable npm start reads, each commented out, so a copy changes nothing until edited', () => {
+    const example = readFileSync(join(repoRoot, '.env.example'), 'utf8');
+    const listed = [...example.matchAll(/^# ([A-Z][A-Z0-9_]*)=/gm)].map((match) => match[1]);
+    expect(listed).toEqual(expect.arrayContaining(Object.keys(localEnvSchema.shape)));
+    expect(listed.filter((name) => !(name! in localEnvSchema.shape))).toEqual(['POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_METRICS_DISABLED']);
+    expect(example.match(/^[A-Z]/gm)).toBeNull();
+  });
+
+  it('is read by npm start from the folder it runs in, a variable of the shell winning over the file', async () => {
+    // package.json's start script, run where a `.env` is (npm runs it from the project folder).
+    const script = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    const [command, ...args] = script.split(' ');
+    expect(command).toBe('node');
+    const folder = await mkdtemp(join(tmpdir(), 'dotenv-'));
+    await writeFile(join(folder, '.env'), 'PORT=eighty\nSCAN_SEGMENTS=0\n');
+    const { PORT, SCAN_SEGMENTS, ...inherited } = process.env;
+    const run = (env: Record<string, string>) =>
+      spawnSync(
+        process.execPath,
+        args.map((arg) => (arg.endsWith('.ts') ? join(repoRoot, arg) : arg)),
+        {
+          cwd: folder,
+          env: { ...inherited, ...env },
+          encoding: 'utf8',
+        },
+      );
+    const fromFile = run({});
+    expect(fromFile.status).toBe(1);
+    expect(fromFile.stderr).toContain('PORT must be a port number');
+    const shellWins = run({ PORT: '0' });
+    expect(shellWins.status).toBe(1);
+    expect(shellWins.stderr).not.toContain('PORT');
+    expect(shellWins.stderr).toContain('SCAN_SEGMENTS must be a whole number from 1 to 64');
   });
 });

@@ -49,9 +49,13 @@ describe('committed contract files', () => {
 });
 
 describe('the OpenAPI document', () => {
-  it('is OpenAPI 3.1 with interface version 1.0.0', () => {
+  it("is OpenAPI 3.1 whose interface version is package.json's, the latest release in CHANGELOG.md", () => {
+    const { version } = JSON.parse(read('package.json')) as { version: string };
     expect(document.openapi).toBe('3.1.0');
-    expect(document.info.version).toBe('1.0.0');
+    expect(document.info.version).toBe(version);
+    expect(/^## \[(\d[^\]]*)\] - \d{4}-\d{2}-\d{2}$/m.exec(read('CHANGELOG.md'))?.[1], 'the first release heading of CHANGELOG.md').toBe(
+      version,
+    );
     expect(document.info.description).toContain('GET /pets/{petId}` is not served');
   });
 

@@ -27,3 +27,10 @@ describe('the Node requirement', () => {
       expect(read(doc).match(/(?<!npx )\bnode [\w./-]+\.ts\b/g) ?? [], doc).toEqual([]);
   });
 });
+
+describe('the licence', () => {
+  it('is MIT, held by the project authors, and package.json says so', () => {
+    expect(read('LICENSE')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} The Store Orders Service authors\n/);
+    expect((JSON.parse(read('package.json')) as { license: string }).license).toBe('MIT');
+  });
+});
