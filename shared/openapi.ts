@@ -299,7 +299,11 @@ export const buildOpenApiDocument = (
   const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: { title: 'Store Orders Service', version: documentVersion, description: documentDescription },
-    servers: [stageServer('production', 'Production'), stageServer('staging', 'Staging')],
+    servers: [
+      stageServer('production', 'Production'),
+      stageServer('staging', 'Staging'),
+      { url: `http://127.0.0.1:3000/${apiVersion}`, description: 'Local: `npm start` on this machine (PORT changes the port)' },
+    ],
     tags: [{ name: 'orders', description: 'Orders of the store.' }],
   });
   // The generator always emits these; empty they only add noise.

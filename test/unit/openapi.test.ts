@@ -59,10 +59,11 @@ describe('the OpenAPI document', () => {
     expect(document.info.description).toContain('GET /pets/{petId}` is not served');
   });
 
-  it('names a production and a staging server, both ending in /v1, with their variables', () => {
+  it('names the production, staging and local (npm start) servers, all ending in /v1, with their variables', () => {
     expect(document.servers?.map((server) => [server.description, server.url])).toEqual([
       ['Production', 'https://{apiId}.execute-api.{region}.amazonaws.com/production/v1'],
       ['Staging', 'https://{apiId}.execute-api.{region}.amazonaws.com/staging/v1'],
+      ['Local: `npm start` on this machine (PORT changes the port)', 'http://127.0.0.1:3000/v1'],
     ]);
     for (const server of document.servers ?? []) {
       for (const name of server.url.match(/\{[^}]+\}/g) ?? []) expect(server.variables?.[name.slice(1, -1)]?.default).toBeTypeOf('string');
