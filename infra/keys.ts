@@ -2,15 +2,18 @@
  * `npm run keys -- <create|list|revoke> …`: issues, lists and revokes API keys. Only the
  * SHA-256 hash of a key is stored; a new key is printed once, here, and never again.
  *
- * Target: the local run's table by default (DYNAMODB_ENDPOINT or DynamoDB Local on
- * 127.0.0.1:8000, table API_KEYS_TABLE or `api-keys`); `--stage staging|production` for a
- * deployed stage's table (AWS credentials from the usual SDK chain); `--table` and
- * `--endpoint` override either.
+ * Target: the running `npm start` by default (the state file it writes, .local/npm-start.json);
+ * DYNAMODB_ENDPOINT / API_KEYS_TABLE or `--endpoint` / `--table` name another local one, and
+ * without any of these it tries DynamoDB Local on 127.0.0.1:8000, table `api-keys`.
+ * `--stage staging|production` targets a deployed stage's table (AWS credentials from the
+ * usual SDK chain); `--table` and `--endpoint` override it too. A failure names the target tried.
  */
 import { parseArgs } from 'node:util';
+import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { createApiKey, listApiKeys, revokeApiKey } from '../shared/api-keys.ts';
 import { tableName } from '../shared/config.ts';
 import { createDocumentClient } from '../shared/dynamo.ts';
+import { type LocalState, localStateFile, readLocalState } from './local/local-state.ts';
 import { localStage, type StageName, stages } from './stage-config.ts';
 
 const usage = `Usage: npm run keys -- <command> [options]
@@ -20,44 +23,86 @@ Commands:
   list                   show every key: id, name, created, revoked
   revoke <keyId>         revoke a key (takes effect within the authorizer cache TTL)
 
-Options:
+Target (default: the running npm start, found through ${localStateFile()}):
   --stage <staging|production>  a deployed stage's keys table (needs AWS credentials)
-  --table <name>                the keys table (overrides the stage's or local default)
-  --endpoint <url>              a DynamoDB endpoint (default for local: DYNAMODB_ENDPOINT or http://127.0.0.1:${localStage.dynamoDbPort})
+  --table <name>                the keys table (or API_KEYS_TABLE; default for local: ${localStage.apiKeysTableName})
+  --endpoint <url>              a DynamoDB endpoint (or DYNAMODB_ENDPOINT; default for local: http://127.0.0.1:${localStage.dynamoDbPort})
   --region <region>             AWS region (default: the SDK's, e.g. AWS_REGION)`;
 
 class UsageError extends Error {}
 
-type Target = { tableName: string; endpoint: string | undefined; region: string | undefined; keyPrefix: string; label: string };
+type Target = {
+  tableName: string;
+  endpoint: string | undefined;
+  region: string | undefined;
+  keyPrefix: string;
+  label: string;
+  /** How the target was chosen and how to choose another, for messages when it fails. */
+  hint: string;
+  /** The running npm start this target was read from, if any. */
+  running?: LocalState;
+};
 
-const resolveTarget = (values: {
-  stage?: string | undefined;
-  table?: string | undefined;
-  endpoint?: string | undefined;
-  region?: string | undefined;
-}): Target => {
+type TargetOptions = { stage?: string | undefined; table?: string | undefined; endpoint?: string | undefined; region?: string | undefined };
+
+const pointElsewhere = 'name the target with --endpoint <url> --table <name> (or DYNAMODB_ENDPOINT and API_KEYS_TABLE), or --stage';
+
+export const resolveTarget = (values: TargetOptions, env: NodeJS.ProcessEnv = process.env): Target => {
   const { stage } = values;
   if (stage !== undefined && !(stage in stages))
     throw new UsageError(`--stage must be one of ${Object.keys(stages).join(', ')}; got "${stage}"`);
   const deployed = stage === undefined ? undefined : stages[stage as StageName];
-  const table = values.table ?? deployed?.apiKeysTableName ?? process.env.API_KEYS_TABLE ?? localStage.apiKeysTableName;
+  // Nothing names a target: the running npm start, wherever it put its DynamoDB and tables.
+  const named = [values.stage, values.table, values.endpoint, env.DYNAMODB_ENDPOINT, env.API_KEYS_TABLE].some(
+    (v) => v !== undefined && v !== '',
+  );
+  const running = named ? undefined : readLocalState(localStateFile(env));
+  const table = values.table ?? deployed?.apiKeysTableName ?? (env.API_KEYS_TABLE || running?.apiKeysTable) ?? localStage.apiKeysTableName;
   const parsedTable = tableName.safeParse(table);
   if (!parsedTable.success) throw new UsageError(`table name "${table}" ${parsedTable.error.issues[0]?.message}`);
   const endpoint =
     values.endpoint ??
-    (deployed === undefined ? (process.env.DYNAMODB_ENDPOINT ?? `http://127.0.0.1:${localStage.dynamoDbPort}`) : undefined);
+    (deployed === undefined
+      ? ((env.DYNAMODB_ENDPOINT || running?.dynamoDbEndpoint) ?? `http://127.0.0.1:${localStage.dynamoDbPort}`)
+      : undefined);
   if (endpoint !== undefined && !URL.canParse(endpoint))
     throw new UsageError(`--endpoint must be a URL such as http://127.0.0.1:8000; got "${endpoint}"`);
+  const hint =
+    deployed !== undefined
+      ? `the ${deployed.stage} stage's table; check that the stage is deployed and --region is the stack's ApiKeysTableRegion`
+      : running !== undefined
+        ? `the running npm start (pid ${running.pid}, from ${localStateFile(env)}); to use another, ${pointElsewhere}`
+        : named
+          ? `as named by the options and environment; to use another, ${pointElsewhere}`
+          : `the default: no running npm start was found in ${localStateFile(env)}. Start \`npm start\` first, or ${pointElsewhere}`;
   return {
     tableName: table,
     endpoint,
     region: values.region,
     keyPrefix: deployed?.keyPrefix ?? localStage.keyPrefix,
-    label: deployed === undefined ? `local (${endpoint})` : `${deployed.stage}`,
+    label: deployed !== undefined ? deployed.stage : running !== undefined ? `the running npm start, ${endpoint}` : `local, ${endpoint}`,
+    hint,
+    ...(running === undefined ? {} : { running }),
   };
 };
 
-export const run = async (argv: string[], out: (line: string) => void = console.log): Promise<void> => {
+/** A DynamoDB failure as a message naming the target tried and how to choose another. */
+const describeFailure = (error: unknown, target: Target): string => {
+  const where = `table ${target.tableName} at ${target.endpoint ?? `AWS${target.region === undefined ? '' : ` ${target.region}`}`}`;
+  if (error instanceof ResourceNotFoundException) return `${where} does not exist (${target.hint})`;
+  if ((error as { code?: string }).code === 'ECONNREFUSED') return `cannot reach DynamoDB for ${where} (${target.hint})`;
+  return `${error instanceof Error ? error.message : String(error)} (${where}; ${target.hint})`;
+};
+
+/**
+ * Runs one command. `out` gets the command's output; `note` gets which table and endpoint
+ * the command uses (stderr by default, so piping `list` keeps only the keys).
+ */
+export const run = async (
+  argv: string[],
+  out: (line: string) => void = console.log,
+  { env = process.env, note = console.error }: { env?: NodeJS.ProcessEnv; note?: (line: string) => void } = {},
+): Promise<void> => {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -76,7 +121,8 @@ export const run = async (argv: string[], out: (line: string) => void = console.
     if (command === undefined && values.help !== true) throw new UsageError('a command is required');
     return;
   }
-  const target = resolveTarget(values);
+  const target = resolveTarget(values, env);
+  note(`keys: table ${target.tableName} (${target.label})`);
   const table = { client: createDocumentClient({ endpoint: target.endpoint, region: target.region }), tableName: target.tableName };
   try {
     switch (command) {
@@ -103,14 +149,19 @@ export const run = async (argv: string[], out: (line: string) => void = console.
         if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
         const revoked = await revokeApiKey(table, keyId);
         if (revoked === undefined) throw new UsageError(`no key with id ${keyId} in ${target.tableName} (${target.label})`);
-        out(
-          `Revoked ${revoked.keyId} "${revoked.name}" at ${revoked.revokedAt}. Cached authorizations end within the stage's authorizer cache TTL.`,
-        );
+        const ttl =
+          target.running === undefined
+            ? "the stage's authorizer cache TTL"
+            : `${target.running.authorizerCacheTtlSeconds} s (the running npm start's AUTHORIZER_CACHE_TTL_SECONDS)`;
+        out(`Revoked ${revoked.keyId} "${revoked.name}" at ${revoked.revokedAt}. Cached authorizations end within ${ttl}.`);
         return;
       }
       default:
         throw new UsageError(`unknown command "${command}" (create, list or revoke)`);
     }
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new Error(describeFailure(error, target), { cause: error });
   } finally {
     table.client.destroy();
   }
@@ -120,12 +171,7 @@ if (import.meta.main) {
   try {
     await run(process.argv.slice(2));
   } catch (error) {
-    const unreachable = (error as { code?: string }).code === 'ECONNREFUSED';
-    const message = unreachable
-      ? `cannot reach DynamoDB (${(error as Error).message}). For the local run, start \`npm start\` first or set DYNAMODB_ENDPOINT.`
-      : error instanceof Error
-        ? error.message
-        : String(error);
+    const message = error instanceof Error ? error.message : String(error);
     console.error(`keys: ${error instanceof UsageError ? message : `failed: ${message}`}`);
     if (error instanceof UsageError) console.error('Run `npm run keys -- --help` for usage.');
     process.exitCode = error instanceof UsageError ? 2 : 1;

@@ -3,17 +3,30 @@ import { z } from 'zod';
 /** DynamoDB's own rule for table names. */
 export const tableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be 3-255 characters of A-Z a-z 0-9 _ . -');
 
+/**
+ * A whole number from `min` to `max`, written as plain digits: `1e3`, `0x10` or `4.0` are
+ * refused rather than read as something the user did not write.
+ */
+export const integerSetting = (min: number, max: number) => {
+  const message = `must be a whole number from ${min} to ${max}`;
+  return z
+    .string()
+    .regex(/^\d{1,9}$/, message)
+    .transform(Number)
+    .pipe(z.number().min(min, message).max(max, message));
+};
+
 /** Every environment variable a function reads. Each function picks the ones it needs. */
 export const functionEnvSchema = z.object({
   ORDERS_TABLE: tableName,
   API_KEYS_TABLE: tableName,
   /** Parallel Scan segments for listOrders: more is faster on large tables, each costs a connection. */
-  SCAN_SEGMENTS: z.coerce.number().int().min(1).max(64).default(4),
+  SCAN_SEGMENTS: integerSetting(1, 64).default(4),
   /**
    * Items per Scan request of listOrders (every page is still read). Smaller pages bound the
    * list's memory and bring the first byte sooner; DynamoDB's own limit is 1 MB a page.
    */
-  SCAN_PAGE_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
+  SCAN_PAGE_SIZE: integerSetting(1, 100_000).default(1000),
   /**
    * The most orders one list answer may carry, uncompressed and gzip-compressed: a streamed
    * Lambda response is capped (200 MB), so a larger store is refused before the first byte.

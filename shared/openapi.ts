@@ -5,6 +5,7 @@
  * types; a test fails when either file is out of date, and the local gateway serves the
  * same document at GET /v1/openapi.json.
  */
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
@@ -16,8 +17,15 @@ import { errorRecordSchema, int64Text, integerText, orderSchema } from './schema
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
 type HeaderObject = { description: string; required?: boolean; schema: Record<string, unknown> };
 
-/** The version of the interface description (the spec's `1.0.0`); the path prefix carries the API version. */
-export const documentVersion = '1.0.0';
+const repoRoot = resolve(import.meta.dirname, '..');
+
+/**
+ * The version of the interface description: package.json's `version`, so one bump (recorded in
+ * CHANGELOG.md) versions the code and its document together. The path prefix carries the API version.
+ */
+export const documentVersion = z
+  .object({ version: z.string().regex(/^\d+\.\d+\.\d+(-[\w.]+)?$/, 'must be a semantic version') })
+  .parse(JSON.parse(readFileSync(resolve(repoRoot, 'package.json'), 'utf8'))).version;
 
 /**
  * The wire form of an int64. Internally it stays exact decimal text (zod validates it as
@@ -291,7 +299,11 @@ export const buildOpenApiDocument = (
   const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: { title: 'Store Orders Service', version: documentVersion, description: documentDescription },
-    servers: [stageServer('production', 'Production'), stageServer('staging', 'Staging')],
+    servers: [
+      stageServer('production', 'Production'),
+      stageServer('staging', 'Staging'),
+      { url: `http://127.0.0.1:3000/${apiVersion}`, description: 'Local: `npm start` on this machine (PORT changes the port)' },
+    ],
     tags: [{ name: 'orders', description: 'Orders of the store.' }],
   });
   // The generator always emits these; empty they only add noise.
@@ -332,8 +344,6 @@ export const generateClientTypes = async (document: OpenApiDocument = buildOpenA
   });
   return `${COMMENT_HEADER}${astToString(ast)}`;
 };
-
-const repoRoot = resolve(import.meta.dirname, '..');
 
 /** `npm run openapi`: regenerate the committed document and client types. */
 if (import.meta.main) {

@@ -6,13 +6,15 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
 import { bearerTokenPattern, createApiKey, findActiveKey } from '../../shared/api-keys.ts';
-import { tableName } from '../../shared/config.ts';
+import { functionEnvSchema, integerSetting, tableName } from '../../shared/config.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { localStage } from '../stage-config.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import type { Gateway } from './gateway.ts';
 import { startLocalApi } from './local-api.ts';
+import { localStateFile, removeLocalState, writeLocalState } from './local-state.ts';
+import { callerPath, checkPortFree, portInUseMessage, prepareDataDir } from './preflight.ts';
 import { demoOrders, putOrders, readSeedFile } from './seed.ts';
 import { apiKeysTableKey, ensureTable, ordersTableKey } from './tables.ts';
 
@@ -33,26 +35,53 @@ export const localEnvSchema = z.object({
   DYNAMODB_ENDPOINT: z.url({ error: 'must be a URL such as http://127.0.0.1:8000' }).optional(),
   ORDERS_TABLE: tableName.default(localStage.ordersTableName),
   API_KEYS_TABLE: tableName.default(localStage.apiKeysTableName),
+  // Read by local-state.ts; listed here so the environment contract is in one place.
+  LOCAL_STATE_FILE: z.string().min(1).optional(),
+  // API Gateway's own bounds for an authorizer's result TTL.
+  AUTHORIZER_CACHE_TTL_SECONDS: integerSetting(0, 3600).default(localStage.authorizerCacheTtlSeconds),
+  // The list function's settings (the local stage's segments unless set); checked here so a
+  // bad value stops the start before anything runs, not when the function is loaded.
+  SCAN_SEGMENTS: functionEnvSchema.shape.SCAN_SEGMENTS.unwrap().default(localStage.scanSegments),
+  SCAN_PAGE_SIZE: functionEnvSchema.shape.SCAN_PAGE_SIZE,
 });
 
-/** Empty variables count as unset, as a shell user would expect of `PORT= npm start`. */
-const environment = () => Object.fromEntries(Object.entries(process.env).filter(([, value]) => value !== ''));
+/**
+ * Empty variables count as unset, as a shell user would expect of `PORT= npm start`: removed
+ * from the environment, so the handler modules the gateway loads read them as unset too.
+ */
+const unsetEmptyVariables = () => {
+  for (const [name, value] of Object.entries(process.env)) if (value === '') delete process.env[name];
+  return process.env;
+};
+
+/** A run that cannot record itself still serves; only the key tool's automatic target is lost. */
+const recordLocalState = (...args: Parameters<typeof writeLocalState>) => {
+  try {
+    writeLocalState(...args);
+  } catch (error) {
+    console.warn(`Could not write ${args[1]} (${(error as Error).message}): \`npm run keys\` will need --endpoint and --table`);
+  }
+};
 
 const main = async () => {
-  const parsed = localEnvSchema.safeParse(environment());
+  const parsed = localEnvSchema.safeParse(unsetEmptyVariables());
   if (!parsed.success) {
     throw new Error(`Invalid configuration: ${parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`).join('; ')}`);
   }
   const env = parsed.data;
-  // Read the seed before starting anything, so a bad file costs nothing to fix.
-  const seed: Order[] = env.SEED_FILE === undefined ? demoOrders : await readSeedFile(env.SEED_FILE);
+  // Check everything the user chose before starting anything, so a bad setting costs nothing to fix.
+  await checkPortFree(env.PORT);
+  const seed: Order[] = env.SEED_FILE === undefined ? demoOrders : await readSeedFile(callerPath(env.SEED_FILE));
+  const dataDir = env.DATA_DIR === undefined || env.DYNAMODB_ENDPOINT !== undefined ? undefined : await prepareDataDir(env.DATA_DIR);
 
   let dynamoDb: DynamoDbLocal | undefined;
   let gateway: Gateway | undefined;
   let stopping = false;
+  const stateFile = localStateFile();
   const stop = async (exitCode: number) => {
     if (stopping) return;
     stopping = true;
+    removeLocalState(stateFile);
     await gateway?.close().catch(() => undefined);
     await dynamoDb?.stop();
     process.exit(exitCode);
@@ -62,13 +91,12 @@ const main = async () => {
 
   try {
     let endpoint = env.DYNAMODB_ENDPOINT;
+    if (endpoint !== undefined && env.DATA_DIR !== undefined)
+      console.log(`DATA_DIR is ignored: the DynamoDB at ${endpoint} keeps its own data`);
     if (endpoint === undefined) {
-      dynamoDb = await startDynamoDbLocal({
-        port: localStage.dynamoDbPort,
-        ...(env.DATA_DIR === undefined ? {} : { dataDir: env.DATA_DIR }),
-      });
+      dynamoDb = await startDynamoDbLocal({ port: localStage.dynamoDbPort, ...(dataDir === undefined ? {} : { dataDir }) });
       endpoint = dynamoDb.endpoint;
-      console.log(`DynamoDB Local on ${endpoint} (${env.DATA_DIR === undefined ? 'in memory' : `data in ${env.DATA_DIR}`})`);
+      console.log(`DynamoDB Local on ${endpoint} (${dataDir === undefined ? 'in memory' : `data in ${dataDir}`})`);
     }
     const client = createDocumentClient({ endpoint });
     const orders = { client, tableName: env.ORDERS_TABLE };
@@ -94,23 +122,49 @@ const main = async () => {
       });
     }
 
+    const ttl = env.AUTHORIZER_CACHE_TTL_SECONDS;
+    console.log(
+      ttl === 0
+        ? 'Authorizer cache off (AUTHORIZER_CACHE_TTL_SECONDS=0): a revoked key is refused at once'
+        : `Authorizer cache ${ttl} s (AUTHORIZER_CACHE_TTL_SECONDS; 0 turns it off): a revoked key keeps working up to ${ttl} s`,
+    );
     gateway = await startLocalApi({
       port: env.PORT,
       dynamoDbEndpoint: endpoint,
       ordersTable: env.ORDERS_TABLE,
       apiKeysTable: env.API_KEYS_TABLE,
+      // The local stage's function settings, with what the developer chose for this run.
+      stage: { ...localStage, authorizerCacheTtlSeconds: ttl, scanSegments: env.SCAN_SEGMENTS },
       documents: { '/v1/openapi.json': (await import('../../shared/openapi.ts')).servedOpenApiJson },
     });
+    // For `npm run keys` (and other local tools): which DynamoDB and tables this run uses.
+    recordLocalState(
+      {
+        pid: process.pid,
+        apiUrl: gateway.url,
+        dynamoDbEndpoint: endpoint,
+        ordersTable: env.ORDERS_TABLE,
+        apiKeysTable: env.API_KEYS_TABLE,
+        authorizerCacheTtlSeconds: ttl,
+        startedAt: new Date().toISOString(),
+      },
+      stateFile,
+    );
     console.log(`Store Orders API listening on ${gateway.url}`);
   } catch (error) {
-    console.error(`npm start: ${error instanceof Error ? error.message : String(error)}`);
+    // Taken between the check above and now: the same message as the check's.
+    const message = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? portInUseMessage(env.PORT) : (error as Error).message;
+    console.error(`npm start: ${error instanceof Error ? message : String(error)}`);
     await stop(1);
   }
 };
 
-try {
-  await main();
-} catch (error) {
-  console.error(`npm start: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
+// Run, unless imported (the tests read the environment contract).
+if (import.meta.main) {
+  try {
+    await main();
+  } catch (error) {
+    console.error(`npm start: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
 }

@@ -5,15 +5,17 @@
  *   BENCH_ORDERS  orders in the table (default 100000)
  *   BENCH_REPS    timed repetitions of each list measurement, after one warm-up (default 5)
  *   BENCH_STRICT  1: exit 1 when a target is missed (default: report only, exit 0)
- *   BENCH_OUT     write the JSON results to this file instead of stdout
+ *   BENCH_OUT     the file for the full results as JSON, every sample included
+ *                 (default .local/bench-<time>.json; a relative path is taken from where npm runs)
  *
  * Everything runs in this one process: DynamoDB Local (a Java child process), the local
- * gateway with the real handlers, and the HTTP client. Progress goes to stderr; the table and
- * the JSON go to stdout.
+ * gateway with the real handlers, and the HTTP client. Progress, one line per step with the
+ * time so far, goes to stderr; the table and the targets go to stdout; the JSON to the file.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { Agent, type IncomingHttpHeaders, request } from 'node:http';
 import { cpus } from 'node:os';
+import { dirname, relative, resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { gunzipSync } from 'node:zlib';
@@ -21,6 +23,7 @@ import { DynamoDBClient, ScanCommand, UpdateItemCommand } from '@aws-sdk/client-
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
 import type { Gateway } from '../../infra/local/gateway.ts';
 import { startLocalApi } from '../../infra/local/local-api.ts';
+import { callerPath } from '../../infra/local/preflight.ts';
 import { putOrders } from '../../infra/local/seed.ts';
 import { apiKeysTableKey, ensureTable, ordersTableKey } from '../../infra/local/tables.ts';
 import { createApiKey } from '../../shared/api-keys.ts';
@@ -35,11 +38,16 @@ const positiveInt = (name: string, fallback: number, min = 1): number => {
   return value;
 };
 
+const repoRoot = resolve(import.meta.dirname, '../..');
+
+/** `.local/bench-<UTC time>.json` in the repository (git-ignored): one file per run, none overwritten. */
+const defaultOutFile = () => resolve(repoRoot, `.local/bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+
 const settings = {
   orders: positiveInt('BENCH_ORDERS', 100_000, 10),
   reps: positiveInt('BENCH_REPS', 5),
   strict: process.env.BENCH_STRICT === '1',
-  out: process.env.BENCH_OUT || undefined,
+  out: process.env.BENCH_OUT ? callerPath(process.env.BENCH_OUT) : defaultOutFile(),
   // The segment count the list handler will use (SCAN_SEGMENTS, default 4): the floor scans the same way.
   segments: functionEnvSchema.shape.SCAN_SEGMENTS.parse(process.env.SCAN_SEGMENTS),
   memoryRuns: 2,
@@ -58,7 +66,22 @@ const above2to53 = '9007199254740993';
 // Cancel targets get their own id range (also above 2^53), seeded after the list runs so the list sees exactly N orders.
 const firstCancelId = 2n ** 53n + 10n;
 
-const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+const started = performance.now();
+const seconds = () => `${Math.round((performance.now() - started) / 1000)} s`;
+const log = (message: string) => process.stderr.write(`[bench ${seconds()}] ${message}\n`);
+
+/** The run's steps, announced as they begin, so a reader knows how far along it is. */
+const steps = [
+  'start DynamoDB Local',
+  'seed the orders table',
+  'list: warm-up and checks',
+  'list: timed rounds',
+  'list: memory runs',
+  'cancel: concurrent clients',
+  'cancel: one client',
+] as const;
+const step = (name: (typeof steps)[number], detail = '') =>
+  log(`step ${steps.indexOf(name) + 1}/${steps.length}: ${name}${detail === '' ? '' : ` (${detail})`}…`);
 
 // A full GC before each measured request gives memory samples a clean starting point.
 setFlagsFromString('--expose-gc');
@@ -285,7 +308,7 @@ const checkList = async (listUrl: string, auth: Record<string, string>) => {
 
 /** 1–4: the list against the raw Scan, for time, first byte, bytes on the wire, CPU and memory. */
 const benchList = async (raw: DynamoDBClient, listUrl: string, auth: Record<string, string>) => {
-  log('warm-up and checks…');
+  step('list: warm-up and checks');
   const { pages } = await rawScan(raw);
   const bodyBytes = await checkList(listUrl, auth);
   const listOnce = async (options: { gzip?: boolean; bytesPerSecond?: number } = {}) => {
@@ -304,8 +327,9 @@ const benchList = async (raw: DynamoDBClient, listUrl: string, auth: Record<stri
   let rssGrowth = 0;
   // One round = scan, list, list gzip, so drift (JIT warm-up of the JVM and of Node, other work
   // on the machine) hits all three alike.
+  step('list: timed rounds', `${settings.reps} rounds of raw Scan, list, list with gzip`);
   for (let rep = 1; rep <= settings.reps; rep++) {
-    log(`round ${rep}/${settings.reps}`);
+    log(`  round ${rep}/${settings.reps}`);
     const scanned = await measure(() => rawScan(raw));
     const plain = await measure(() => listOnce());
     // The compressed body is counted, not unzipped: a client's gunzip would run on the server's cores here.
@@ -324,8 +348,9 @@ const benchList = async (raw: DynamoDBClient, listUrl: string, auth: Record<stri
     rssGrowth = Math.max(rssGrowth, plain.rssGrowth);
   }
   // Live memory needs a GC per sample, which slows everything down: separate, untimed runs.
+  step('list: memory runs', `${settings.memoryRuns} runs, each with a client reading for ${settings.slowReadMs / 1000} s`);
   for (let rep = 1; rep <= settings.memoryRuns; rep++) {
-    log(`memory run ${rep}/${settings.memoryRuns}`);
+    log(`  memory run ${rep}/${settings.memoryRuns}`);
     scan.liveMemoryGrowth.push((await measure(() => rawScan(raw), true)).memoryGrowth);
     list.liveMemoryGrowth.push((await measure(() => listOnce(), true)).memoryGrowth);
     // A client slower than the Scan: whatever the service cannot send yet, it must either hold or not read yet.
@@ -360,7 +385,10 @@ const benchCancel = async (
     expectStatus(await send(`${gateway.url}/store/orders/${id}`, 'DELETE', auth), 204, `DELETE order ${id}`);
   const cancelRaw = (id: string) => rawCancel(raw, id);
   const level = async (concurrency: number, count: number) => {
-    log(`cancel and 404 at concurrency ${concurrency}…`);
+    step(
+      concurrency === 1 ? 'cancel: one client' : 'cancel: concurrent clients',
+      `concurrency ${concurrency}, ${count} cancels, UpdateItems and 404s`,
+    );
     const figures = { floor: [] as number[], update: [] as number[], cancel: [] as number[] };
     await latencies(idRange(0n, settings.cancelWarmup), concurrency, notFound);
     await latencies(fresh(settings.cancelWarmup), concurrency, cancelRaw);
@@ -540,18 +568,18 @@ const main = async () => {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    log('starting DynamoDB Local…');
+    step('start DynamoDB Local');
     dynamoDb = await startDynamoDbLocal();
     documentClient = createDocumentClient({ endpoint: dynamoDb.endpoint });
     raw = rawClient(dynamoDb.endpoint);
     const orders = { client: documentClient, tableName: tables.orders };
     await ensureTable(documentClient, tables.orders, ordersTableKey);
     await ensureTable(documentClient, tables.apiKeys, apiKeysTableKey);
-    log(`seeding ${settings.orders} orders…`);
+    step('seed the orders table', `${settings.orders} orders`);
     const seedStarted = performance.now();
     await putOrders(orders, benchOrders(settings.orders));
     const seedMs = performance.now() - seedStarted;
-    log(`seeded in ${(seedMs / 1000).toFixed(1)} s`);
+    log(`  seeded in ${(seedMs / 1000).toFixed(1)} s`);
     const { key } = await createApiKey({ client: documentClient, tableName: tables.apiKeys }, { name: 'bench', prefix: 'so_bench_' });
     const auth = { Authorization: `Bearer ${key}` };
     gateway = await startLocalApi({
@@ -564,12 +592,10 @@ const main = async () => {
     const listed = await benchList(raw, `${gateway.url}/store/orders`, auth);
     const cancelled = await benchCancel(orders, raw, gateway, auth);
     const { text, json, missed } = report({ seedMs, ...listed, ...cancelled });
-    process.stdout.write(`${text}\n`);
-    if (settings.out === undefined) process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
-    else {
-      await writeFile(settings.out, `${JSON.stringify(json, null, 2)}\n`);
-      log(`results written to ${settings.out}`);
-    }
+    await mkdir(dirname(settings.out), { recursive: true });
+    await writeFile(settings.out, `${JSON.stringify(json, null, 2)}\n`);
+    process.stdout.write(`${text}\nFull results, every sample: ${relative(process.cwd(), settings.out)}\n`);
+    log('done');
     if (missed > 0 && settings.strict) {
       log(`${missed} target(s) missed and BENCH_STRICT=1`);
       process.exitCode = 1;

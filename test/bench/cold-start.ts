@@ -4,12 +4,13 @@
  * measured in the same run: a bundle that only creates the DynamoDB document client every
  * function of this service needs. Bundled as the CDK stack bundles them (esbuild, minified ESM,
  * SDK inside) and imported with the stack's NODE_OPTIONS. Exits 0 unless BENCH_STRICT=1 and a
- * target is missed.
+ * target is missed. Progress goes to stderr, the table to stdout, every sample to
+ * .local/cold-start-<time>.json.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type BuildOptions, build } from 'esbuild';
 
@@ -61,12 +62,17 @@ const importMs = (file: string, nodeOptions: string): number => {
   return Number(result.stdout.trim());
 };
 
+const started = performance.now();
+const log = (message: string) => process.stderr.write(`[cold start ${Math.round((performance.now() - started) / 1000)} s] ${message}\n`);
+const outFile = resolve(repoRoot, `.local/cold-start-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 const main = async () => {
   const dir = await mkdtemp(join(tmpdir(), 'cold-start-'));
   try {
     const bundles: Record<string, string> = {};
+    log(`step 1/2: bundling the floor and ${Object.keys(functions).length} functions as the stack does…`);
     await build({
       ...bundleOptions,
       stdin: { contents: floorSource, resolveDir: repoRoot, loader: 'ts' },
@@ -79,7 +85,9 @@ const main = async () => {
     }
     // Interleaved rounds, so machine noise falls on every bundle alike.
     const times: Record<string, number[]> = {};
+    log(`step 2/2: importing each bundle in a fresh Node process, ${runs} rounds…`);
     for (let round = 0; round < runs; round++) {
+      log(`  round ${round + 1}/${runs}`);
       for (const [name, file] of Object.entries(bundles)) {
         (times[name] ??= []).push(importMs(file, '--enable-source-maps'));
         if (name !== 'floor') (times[`${name} (no source maps)`] ??= []).push(importMs(file, ''));
@@ -110,7 +118,9 @@ const main = async () => {
         );
       }
     }
-    console.log([...lines, '', 'targets:', ...targets].join('\n'));
+    await mkdir(dirname(outFile), { recursive: true });
+    await writeFile(outFile, `${JSON.stringify({ node: process.version, runs, limit, importMs: times }, null, 2)}\n`);
+    console.log([...lines, '', 'targets:', ...targets, '', `Every sample: ${relative(process.cwd(), outFile)}`].join('\n'));
     if (missed > 0 && process.env.BENCH_STRICT === '1') process.exitCode = 1;
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -1,21 +1,36 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { localEnvSchema } from '../../infra/local/start.ts';
 import { listApiKeys, revokeApiKey } from '../../shared/api-keys.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import { dynamoDbEndpoint, request } from '../support.ts';
 
-type Service = { child: ChildProcess; output: () => string; url?: string; exitCode?: number | null };
+type Service = { child: ChildProcess; output: () => string; stateFile: string; url?: string; exitCode?: number | null };
 
 /** Runs `npm start`'s entry point as a real process and waits for its listening line (or its exit). */
 const startService = async (env: Record<string, string | undefined>): Promise<Service> => {
-  const { DYNAMODB_ENDPOINT, ORDERS_TABLE, API_KEYS_TABLE, PORT, SEED_FILE, STORE_API_KEY, DATA_DIR, ...inherited } = process.env;
+  const {
+    DYNAMODB_ENDPOINT,
+    ORDERS_TABLE,
+    API_KEYS_TABLE,
+    PORT,
+    SEED_FILE,
+    STORE_API_KEY,
+    DATA_DIR,
+    INIT_CWD,
+    LOCAL_STATE_FILE,
+    ...inherited
+  } = process.env;
+  // Each run records itself in a file of its own, never in the repository's .local/.
+  const stateFile = join(await mkdtemp(join(tmpdir(), 'state-')), 'npm-start.json');
   const child = spawn(process.execPath, ['infra/local/start.ts'], {
-    env: { ...inherited, PORT: '0', ...env },
+    env: { ...inherited, PORT: '0', LOCAL_STATE_FILE: stateFile, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -29,7 +44,7 @@ const startService = async (env: Record<string, string | undefined>): Promise<Se
     });
   });
   const first = await Promise.race([listening, exited]);
-  return { child, output: () => output, ...first };
+  return { child, output: () => output, stateFile, ...first };
 };
 
 const stop = async (service: Service, signal: NodeJS.Signals = 'SIGTERM') => {
@@ -44,6 +59,7 @@ const tables = () => {
   return { ORDERS_TABLE: `start-orders-${suffix}`, API_KEYS_TABLE: `start-keys-${suffix}` };
 };
 
+const repoRoot = resolve(import.meta.dirname, '../..');
 const key = 'local-test-key-0123456789';
 const auth = { Authorization: `Bearer ${key}` };
 
@@ -126,6 +142,21 @@ describe('npm start', () => {
     ['a STORE_API_KEY with a space', { STORE_API_KEY: 'has a space in it!!' }, undefined, /STORE_API_KEY may only hold/],
     ['a DYNAMODB_ENDPOINT that is not a URL', { DYNAMODB_ENDPOINT: 'localhost' }, undefined, /DYNAMODB_ENDPOINT must be a URL/],
     ['a table name DynamoDB would refuse', { ORDERS_TABLE: 'a' }, undefined, /ORDERS_TABLE must be 3-255 characters/],
+    ['SCAN_SEGMENTS of 0', { SCAN_SEGMENTS: '0' }, undefined, /SCAN_SEGMENTS must be a whole number from 1 to 64/],
+    ['SCAN_SEGMENTS that is not a number', { SCAN_SEGMENTS: 'four' }, undefined, /SCAN_SEGMENTS must be a whole number from 1 to 64/],
+    ['SCAN_PAGE_SIZE beyond its bound', { SCAN_PAGE_SIZE: '100001' }, undefined, /SCAN_PAGE_SIZE must be a whole number from 1 to 100000/],
+    [
+      'a negative AUTHORIZER_CACHE_TTL_SECONDS',
+      { AUTHORIZER_CACHE_TTL_SECONDS: '-1' },
+      undefined,
+      /AUTHORIZER_CACHE_TTL_SECONDS must be a whole number from 0 to 3600/,
+    ],
+    [
+      'AUTHORIZER_CACHE_TTL_SECONDS beyond an hour',
+      { AUTHORIZER_CACHE_TTL_SECONDS: '3601' },
+      undefined,
+      /AUTHORIZER_CACHE_TTL_SECONDS must be a whole number from 0 to 3600/,
+    ],
   ])('refuses %s with a clear message and exit code 1', async (_, env: Record<string, string>, fileText, message) => {
     const dir = await mkdtemp(join(tmpdir(), 'seed-'));
     if (env.SEED_FILE !== undefined && fileText !== undefined) await writeFile(join(dir, env.SEED_FILE), fileText);
@@ -134,6 +165,33 @@ describe('npm start', () => {
     expect(service.exitCode).toBe(1);
     expect(service.output()).toMatch(message);
     expect(service.output()).not.toMatch(/\n\s+at /);
+    // Refused before touching DynamoDB: nothing to undo, nothing half-seeded.
+    expect(service.output()).not.toMatch(/Created table|Using existing table/);
+  });
+
+  it('caches an authorizer Allow for 300 s by default, as the deployed stages do, and says so', async () => {
+    const service = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...tables() });
+    expect(service.output()).toContain(
+      'Authorizer cache 300 s (AUTHORIZER_CACHE_TTL_SECONDS; 0 turns it off): a revoked key keeps working up to 300 s',
+    );
+    await stop(service);
+  });
+
+  it('refuses a revoked key at once with AUTHORIZER_CACHE_TTL_SECONDS=0', async () => {
+    const names = tables();
+    const service = await startService({
+      DYNAMODB_ENDPOINT: dynamoDbEndpoint(),
+      STORE_API_KEY: key,
+      AUTHORIZER_CACHE_TTL_SECONDS: '0',
+      ...names,
+    });
+    expect(service.output()).toContain('Authorizer cache off (AUTHORIZER_CACHE_TTL_SECONDS=0)');
+    expect((await request(service.url!, 'GET', '/store/orders', auth)).status).toBe(200);
+    const apiKeys = { client: createDocumentClient({ endpoint: dynamoDbEndpoint() }), tableName: names.API_KEYS_TABLE };
+    const [local] = await listApiKeys(apiKeys);
+    await revokeApiKey(apiKeys, local!.keyId);
+    expect((await request(service.url!, 'GET', '/store/orders', auth)).status).toBe(401);
+    await stop(service);
   });
 
   it('refuses a STORE_API_KEY that was revoked, naming it', async () => {
@@ -146,6 +204,83 @@ describe('npm start', () => {
     const second = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...names });
     expect(second.exitCode).toBe(1);
     expect(second.output()).toContain(`STORE_API_KEY was revoked in table ${names.API_KEYS_TABLE}`);
+  });
+
+  it('refuses a PORT that is in use before starting anything, naming the port and the PORT variable', async () => {
+    const busy = createServer().listen(0, '127.0.0.1');
+    await once(busy, 'listening');
+    const port = (busy.address() as { port: number }).port;
+    try {
+      // No DYNAMODB_ENDPOINT: a late check would have started DynamoDB Local first.
+      const service = await startService({ PORT: String(port), ...tables() });
+      expect(service.exitCode).toBe(1);
+      expect(service.output()).toContain(`port ${port} on 127.0.0.1 is already in use`);
+      expect(service.output()).toMatch(/with the PORT variable, e\.g\. `PORT=\d+ npm start`/);
+      expect(service.output()).not.toContain('DynamoDB Local on');
+    } finally {
+      busy.close();
+    }
+  });
+
+  it('creates a relative DATA_DIR in the directory npm start was run from, and keeps the data there', async () => {
+    const caller = await mkdtemp(join(tmpdir(), 'caller-'));
+    // What npm does: the script runs in the package root, INIT_CWD names the caller's directory.
+    const service = await startService({ INIT_CWD: caller, DATA_DIR: 'nested/data', STORE_API_KEY: key });
+    expect(service.url, service.output()).toBeDefined();
+    expect(service.output()).toContain(`(data in ${join(caller, 'nested/data')})`);
+    expect((await request(service.url!, 'DELETE', '/store/orders/1', auth)).status).toBe(204);
+    expect(await stop(service)).toBe(0);
+    // DynamoDB Local's database file, where the user asked for it (a restart reads it back).
+    expect(existsSync(join(caller, 'nested/data/shared-local-instance.db'))).toBe(true);
+    expect(existsSync(join(repoRoot, 'nested'))).toBe(false);
+  });
+
+  it('refuses a DATA_DIR that is a file, naming the path, when run as `npm start` from another directory', async () => {
+    const caller = await mkdtemp(join(tmpdir(), 'caller-'));
+    await writeFile(join(caller, 'notes.txt'), 'not a folder');
+    // The outer `npm test` leaves npm_* variables that would steer this npm; a user's shell has none.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(npm_|INIT_CWD$)/i.test(name)));
+    const result = spawnSync('npm', ['--prefix', repoRoot, 'start'], {
+      cwd: caller,
+      // Set and empty (= unset) wins over any setting in a developer's own .env.
+      env: { ...env, ...Object.fromEntries(Object.keys(localEnvSchema.shape).map((name) => [name, ''])), DATA_DIR: 'notes.txt', PORT: '0' },
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`npm start: DATA_DIR ${join(caller, 'notes.txt')} is not a folder`);
+    expect(`${result.stdout}${result.stderr}`).not.toContain('DynamoDB Local on');
+  });
+
+  it('refuses a DATA_DIR inside a file, naming the path', async () => {
+    const caller = await mkdtemp(join(tmpdir(), 'caller-'));
+    await writeFile(join(caller, 'notes.txt'), 'not a folder');
+    const service = await startService({ INIT_CWD: caller, DATA_DIR: 'notes.txt/data' });
+    expect(service.exitCode).toBe(1);
+    expect(service.output()).toContain(
+      `npm start: DATA_DIR ${join(caller, 'notes.txt/data')} cannot be created (a part of the path is a file)`,
+    );
+    expect(service.output()).not.toMatch(/\n\s+at /);
+  });
+
+  it('lets `npm run keys` find it on any endpoint and tables while it runs, and forgets it when it stops', async () => {
+    const names = tables();
+    const service = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...names });
+    // The user's shell: no DYNAMODB_ENDPOINT or API_KEYS_TABLE, no flags; only the state file to go by.
+    const { DYNAMODB_ENDPOINT, API_KEYS_TABLE, ...shell } = process.env;
+    const keys = (...argv: string[]) =>
+      spawnSync(process.execPath, ['infra/keys.ts', ...argv], { env: { ...shell, LOCAL_STATE_FILE: service.stateFile }, encoding: 'utf8' });
+    const listed = keys('list');
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stderr).toContain(`keys: table ${names.API_KEYS_TABLE} (the running npm start, ${dynamoDbEndpoint()})`);
+    expect(listed.stdout).toMatch(/\tactive\tlocal \(STORE_API_KEY\)\n/);
+    const keyId = listed.stdout.split('\t')[0]!;
+    expect(keys('revoke', keyId).stdout).toContain(
+      "Cached authorizations end within 300 s (the running npm start's AUTHORIZER_CACHE_TTL_SECONDS)",
+    );
+
+    expect(await stop(service)).toBe(0);
+    expect(existsSync(service.stateFile)).toBe(false);
+    expect(keys('list').stderr).toContain(`keys: table api-keys (local, http://127.0.0.1:8000)`);
   });
 
   it('tells the developer to install Java when it is missing', async () => {
@@ -164,5 +299,42 @@ describe('npm start', () => {
     expect(await portAccepts(dynamoPort)).toBe(true);
     expect(await stop(service, 'SIGINT')).toBe(0);
     expect(await portAccepts(dynamoPort)).toBe(false);
+  });
+});
+
+describe('.env', () => {
+  it('.env.example lists every variable npm start reads, each commented out, so a copy changes nothing until edited', () => {
+    const example = readFileSync(join(repoRoot, '.env.example'), 'utf8');
+    const listed = [...example.matchAll(/^# ([A-Z][A-Z0-9_]*)=/gm)].map((match) => match[1]);
+    expect(listed).toEqual(expect.arrayContaining(Object.keys(localEnvSchema.shape)));
+    expect(listed.filter((name) => !(name! in localEnvSchema.shape))).toEqual(['POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_METRICS_DISABLED']);
+    expect(example.match(/^[A-Z]/gm)).toBeNull();
+  });
+
+  it('is read by npm start from the folder it runs in, a variable of the shell winning over the file', async () => {
+    // package.json's start script, run where a `.env` is (npm runs it from the project folder).
+    const script = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    const [command, ...args] = script.split(' ');
+    expect(command).toBe('node');
+    const folder = await mkdtemp(join(tmpdir(), 'dotenv-'));
+    await writeFile(join(folder, '.env'), 'PORT=eighty\nSCAN_SEGMENTS=0\n');
+    const { PORT, SCAN_SEGMENTS, ...inherited } = process.env;
+    const run = (env: Record<string, string>) =>
+      spawnSync(
+        process.execPath,
+        args.map((arg) => (arg.endsWith('.ts') ? join(repoRoot, arg) : arg)),
+        {
+          cwd: folder,
+          env: { ...inherited, ...env },
+          encoding: 'utf8',
+        },
+      );
+    const fromFile = run({});
+    expect(fromFile.status).toBe(1);
+    expect(fromFile.stderr).toContain('PORT must be a port number');
+    const shellWins = run({ PORT: '0' });
+    expect(shellWins.status).toBe(1);
+    expect(shellWins.stderr).not.toContain('PORT');
+    expect(shellWins.stderr).toContain('SCAN_SEGMENTS must be a whole number from 1 to 64');
   });
 });

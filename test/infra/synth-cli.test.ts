@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
@@ -84,5 +84,50 @@ describe('npx cdk synth', () => {
     );
     expect(result.stdout + result.stderr).toBe('');
     expect(result.status).toBe(0);
+  });
+});
+
+/**
+ * The first `node` on the PATH a user's shell would have: not the project's pinned Node (which
+ * npm puts first for scripts), e.g. the system's Node 20, which cannot run the TypeScript files.
+ */
+const shellPath = () => {
+  const pinned = dirname(process.execPath);
+  return (process.env.PATH ?? '').split(delimiter).filter((dir) => dir !== pinned && !dir.includes('node_modules'));
+};
+const firstNode = (path: string[]) =>
+  path
+    .map((dir) => join(dir, 'node'))
+    .find((file) => {
+      try {
+        accessSync(file, constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+
+describe("cdk.json's app command", () => {
+  it("starts the app on the project's Node 24 when the first node on the PATH is another (as under a global cdk)", () => {
+    const path = shellPath();
+    const node = firstNode(path);
+    const version = node === undefined ? 'none' : spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+    // On this project's machines that first node is the system's Node 20; say which one the test ran under.
+    console.info(`cdk.json app command run with ${node ?? 'no node'} (${version}) first on the PATH`);
+    const app = JSON.parse(readFileSync(join(repoRoot, 'cdk.json'), 'utf8')).app as string;
+    expect(app).toMatch(/ infra\/app\.ts$/);
+    // The command with a TypeScript file in place of the app (the synth test above runs the app
+    // itself): only a Node that strips types runs it, and it says which Node that is.
+    const probe = join(tempDir('store-orders-app-'), 'probe.ts');
+    writeFileSync(probe, 'const version: string = process.versions.node;\nconsole.log(version);\n');
+    // What the CDK CLI does: run the app command in a shell, from the folder of cdk.json.
+    const result = spawnSync(app.replace(/infra\/app\.ts$/, probe), {
+      shell: true,
+      cwd: repoRoot,
+      encoding: 'utf8',
+      env: { ...withoutAws(), PATH: path.join(delimiter) },
+    });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout.trim()).toMatch(/^24\./);
   });
 });

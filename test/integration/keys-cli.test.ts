@@ -1,6 +1,10 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { run } from '../../infra/keys.ts';
+import { resolveTarget, run } from '../../infra/keys.ts';
+import { type LocalState, writeLocalState } from '../../infra/local/local-state.ts';
 import { apiKeysTableKey, ensureTable } from '../../infra/local/tables.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { findActiveKey } from '../../shared/api-keys.ts';
@@ -9,9 +13,31 @@ import { createTestTables, dynamoDbEndpoint } from '../support.ts';
 
 const keys = async (...argv: string[]) => {
   const lines: string[] = [];
-  await run(argv, (line) => lines.push(line));
+  await run(argv, (line) => lines.push(line), { note: () => undefined });
   return lines;
 };
+
+/** A state file as a running `npm start` writes it. */
+const stateFile = async (state: Partial<LocalState> = {}) => {
+  const file = join(await mkdtemp(join(tmpdir(), 'state-')), 'npm-start.json');
+  writeLocalState(
+    {
+      pid: process.pid,
+      apiUrl: 'http://127.0.0.1:3999/v1',
+      dynamoDbEndpoint: dynamoDbEndpoint(),
+      ordersTable: 'orders',
+      apiKeysTable: 'api-keys',
+      authorizerCacheTtlSeconds: 300,
+      startedAt: new Date().toISOString(),
+      ...state,
+    },
+    file,
+  );
+  return file;
+};
+
+/** The pid of a process that has exited. */
+const deadPid = () => spawnSync(process.execPath, ['-e', '']).pid!;
 
 describe('npm run keys', () => {
   it('creates a key shown once, lists it without the key, and revokes it', async () => {
@@ -42,6 +68,46 @@ describe('npm run keys', () => {
     expect(await findActiveKey({ client, tableName: stages.staging.apiKeysTableName }, key)).toBeDefined();
   });
 
+  it('targets the running npm start recorded in the state file when nothing names a target', async () => {
+    const { apiKeys } = await createTestTables();
+    const file = await stateFile({ apiKeysTable: apiKeys.tableName, authorizerCacheTtlSeconds: 0 });
+    const notes: string[] = [];
+    const out: string[] = [];
+    await run(['create', '--name', 'found it'], (line) => out.push(line), {
+      env: { LOCAL_STATE_FILE: file },
+      note: (line) => notes.push(line),
+    });
+    expect(notes).toEqual([`keys: table ${apiKeys.tableName} (the running npm start, ${dynamoDbEndpoint()})`]);
+    expect(await findActiveKey(apiKeys, out.at(-1)!)).toMatchObject({ name: 'found it' });
+  });
+
+  it('prefers a flag or variable that names a target over the running npm start', async () => {
+    const file = await stateFile({ apiKeysTable: 'from-state-file' });
+    expect(resolveTarget({ table: 'from-flag' }, { LOCAL_STATE_FILE: file }).tableName).toBe('from-flag');
+    expect(resolveTarget({}, { LOCAL_STATE_FILE: file, API_KEYS_TABLE: 'from-env' }).tableName).toBe('from-env');
+    expect(resolveTarget({}, { LOCAL_STATE_FILE: file, DYNAMODB_ENDPOINT: 'http://127.0.0.1:8111' })).toMatchObject({
+      endpoint: 'http://127.0.0.1:8111',
+      tableName: 'api-keys',
+    });
+  });
+
+  it('ignores a state file whose npm start is gone, and says it found no running npm start and how to name one', async () => {
+    const file = await stateFile({ pid: deadPid(), apiKeysTable: 'from-dead-run', dynamoDbEndpoint: 'http://127.0.0.1:8111' });
+    const target = resolveTarget({}, { LOCAL_STATE_FILE: file });
+    expect(target).toMatchObject({ tableName: 'api-keys', endpoint: 'http://127.0.0.1:8000', label: 'local, http://127.0.0.1:8000' });
+    expect(target.hint).toBe(
+      `the default: no running npm start was found in ${file}. Start \`npm start\` first, or name the target with ` +
+        '--endpoint <url> --table <name> (or DYNAMODB_ENDPOINT and API_KEYS_TABLE), or --stage',
+    );
+  });
+
+  it('names the table and endpoint it tried when the table does not exist', async () => {
+    await expect(keys('list', '--endpoint', dynamoDbEndpoint(), '--table', 'no-such-keys-table')).rejects.toThrow(
+      `table no-such-keys-table at ${dynamoDbEndpoint()} does not exist (as named by the options and environment; ` +
+        'to use another, name the target with --endpoint <url> --table <name>',
+    );
+  });
+
   it.each([
     [['create'], /create needs --name/],
     [['revoke'], /revoke needs the key id/],
@@ -60,7 +126,7 @@ describe('npm run keys', () => {
     expect(usage.stderr).toContain('keys: revoke needs the key id');
     const down = cli('list', '--endpoint', 'http://127.0.0.1:9');
     expect(down.status).toBe(1);
-    expect(down.stderr).toContain('cannot reach DynamoDB');
+    expect(down.stderr).toContain('keys: failed: cannot reach DynamoDB for table api-keys at http://127.0.0.1:9');
     expect(down.stderr).not.toMatch(/\n\s+at /);
   });
 });

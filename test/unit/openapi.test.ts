@@ -49,16 +49,21 @@ describe('committed contract files', () => {
 });
 
 describe('the OpenAPI document', () => {
-  it('is OpenAPI 3.1 with interface version 1.0.0', () => {
+  it("is OpenAPI 3.1 whose interface version is package.json's, the latest release in CHANGELOG.md", () => {
+    const { version } = JSON.parse(read('package.json')) as { version: string };
     expect(document.openapi).toBe('3.1.0');
-    expect(document.info.version).toBe('1.0.0');
+    expect(document.info.version).toBe(version);
+    expect(/^## \[(\d[^\]]*)\] - \d{4}-\d{2}-\d{2}$/m.exec(read('CHANGELOG.md'))?.[1], 'the first release heading of CHANGELOG.md').toBe(
+      version,
+    );
     expect(document.info.description).toContain('GET /pets/{petId}` is not served');
   });
 
-  it('names a production and a staging server, both ending in /v1, with their variables', () => {
+  it('names the production, staging and local (npm start) servers, all ending in /v1, with their variables', () => {
     expect(document.servers?.map((server) => [server.description, server.url])).toEqual([
       ['Production', 'https://{apiId}.execute-api.{region}.amazonaws.com/production/v1'],
       ['Staging', 'https://{apiId}.execute-api.{region}.amazonaws.com/staging/v1'],
+      ['Local: `npm start` on this machine (PORT changes the port)', 'http://127.0.0.1:3000/v1'],
     ]);
     for (const server of document.servers ?? []) {
       for (const name of server.url.match(/\{[^}]+\}/g) ?? []) expect(server.variables?.[name.slice(1, -1)]?.default).toBeTypeOf('string');

@@ -1,0 +1,63 @@
+/**
+ * Checks `npm start` makes before it starts anything (DynamoDB Local, tables, the gateway), so
+ * a setting that cannot work costs nothing and its message names the setting to change.
+ */
+import { once } from 'node:events';
+import { constants } from 'node:fs';
+import { access, mkdir, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { isAbsolute, resolve } from 'node:path';
+
+/**
+ * The directory the user ran the command in. npm runs scripts from the package root and
+ * records the caller's directory in INIT_CWD, so `DATA_DIR=data npm start` run from a
+ * subfolder means that subfolder's `data`.
+ */
+export const callerDirectory = (env: NodeJS.ProcessEnv = process.env): string => env.INIT_CWD || process.cwd();
+
+/** A path as the user meant it: relative paths resolve against the caller's directory. */
+export const callerPath = (path: string, env: NodeJS.ProcessEnv = process.env): string =>
+  isAbsolute(path) ? path : resolve(callerDirectory(env), path);
+
+/** The message for a gateway port that is taken, here or when the gateway itself listens. */
+export const portInUseMessage = (port: number) =>
+  `port ${port} on 127.0.0.1 is already in use (another npm start?). Stop what listens there, or choose another port ` +
+  `with the PORT variable, e.g. \`PORT=${port === 3000 ? 3001 : 3000} npm start\` (PORT=0 picks a free one).`;
+
+/** Throws a message naming the port and PORT when the gateway could not listen on `port`. */
+export const checkPortFree = async (port: number): Promise<void> => {
+  if (port === 0) return;
+  const server = createServer();
+  server.listen(port, '127.0.0.1');
+  try {
+    await once(server, 'listening');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new Error(portInUseMessage(port), { cause: error });
+    throw new Error(`PORT ${port} cannot be used on 127.0.0.1 (${code ?? String(error)})`, { cause: error });
+  }
+  server.close();
+  await once(server, 'close');
+};
+
+/**
+ * Resolves DATA_DIR against the caller's directory and creates it. DynamoDB Local runs with a
+ * working directory of its own (inside its npm package) and refuses a folder that does not
+ * exist, so it only ever gets an existing, absolute path. Returns that path.
+ */
+export const prepareDataDir = async (dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<string> => {
+  const path = callerPath(dataDir, env);
+  const existing = await stat(path).catch(() => undefined);
+  if (existing !== undefined && !existing.isDirectory()) throw new Error(`DATA_DIR ${path} is not a folder; point DATA_DIR at a folder`);
+  try {
+    await mkdir(path, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    const reason = code === 'ENOTDIR' || code === 'EEXIST' ? 'a part of the path is a file' : code;
+    throw new Error(`DATA_DIR ${path} cannot be created (${reason}); point DATA_DIR at a folder you can write to`, { cause: error });
+  }
+  await access(path, constants.W_OK).catch((error: unknown) => {
+    throw new Error(`DATA_DIR ${path} is not writable; point DATA_DIR at a folder you can write to`, { cause: error });
+  });
+  return path;
+};

@@ -1,0 +1,36 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const repoRoot = resolve(import.meta.dirname, '../..');
+const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8');
+const packageJson = JSON.parse(read('package.json')) as {
+  version: string;
+  engines: { node: string };
+  devDependencies: Record<string, string>;
+};
+const major = (range: string) => Number(/(\d+)/.exec(range)?.[1]);
+
+describe('the Node requirement', () => {
+  it('is stated once: engines admits Node 20 (npm only), while .nvmrc and the pinned node package name the Node 24 the project runs on', () => {
+    expect(packageJson.engines.node).toBe('>=20');
+    expect(read('.nvmrc').trim()).toBe('24');
+    expect(major(packageJson.devDependencies.node!)).toBe(24);
+    expect(process.versions.node.split('.')[0]).toBe('24');
+    expect(read('README.md')).toContain('Prerequisites: **Node.js 20 or newer** with npm (`engines` in `package.json`)');
+  });
+
+  it('runs every TypeScript entry point through the pinned Node, never a bare node from the PATH', () => {
+    expect(JSON.parse(read('cdk.json')).app).toBe('npx node infra/app.ts');
+    // npm scripts put node_modules/.bin (the pinned node) first on the PATH; a README command outside them must not say `node x.ts`.
+    for (const doc of ['README.md', 'docs/decisions.md', 'docs/runbook.md'])
+      expect(read(doc).match(/(?<!npx )\bnode [\w./-]+\.ts\b/g) ?? [], doc).toEqual([]);
+  });
+});
+
+describe('the licence', () => {
+  it('is MIT, held by the project authors, and package.json says so', () => {
+    expect(read('LICENSE')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} The Store Orders Service authors\n/);
+    expect((JSON.parse(read('package.json')) as { license: string }).license).toBe('MIT');
+  });
+});
