@@ -6,12 +6,18 @@ import { callDeadline, type Deadline, type TableRef, toServiceError } from './dy
 /** RFC 6750 b64token: the characters a bearer token may hold. */
 export const bearerTokenPattern = /^[A-Za-z0-9\-._~+/]+=*$/;
 
-/** `Authorization` header values the gateway lets through to the authorizer (scheme is case-insensitive). */
-export const authorizationHeaderPattern = /^[Bb][Ee][Aa][Rr][Ee][Rr] [A-Za-z0-9\-._~+/]+=*$/;
+/**
+ * `Authorization` header values the gateway lets through to the authorizer: RFC 7235
+ * `credentials = auth-scheme 1*SP token68` with the scheme `Bearer` in any case (RFC 7235 §2.1:
+ * schemes are case-insensitive) and the key in RFC 6750's b64token alphabet. The deployed stack
+ * hands `.source` to API Gateway as the TOKEN authorizer's validation expression, whose regex
+ * dialect AWS does not name: so no flags, and only what JavaScript and Java regexes read alike.
+ */
+export const authorizationHeaderPattern = /^[Bb][Ee][Aa][Rr][Ee][Rr] +[A-Za-z0-9\-._~+/]+=*$/;
 
 /** The key from an `Authorization: Bearer <key>` header, or undefined if the header is not of that form. */
 export const bearerToken = (header: string | undefined): string | undefined =>
-  header !== undefined && authorizationHeaderPattern.test(header) ? header.slice('bearer '.length) : undefined;
+  header !== undefined && authorizationHeaderPattern.test(header) ? header.slice('bearer'.length).trimStart() : undefined;
 
 /**
  * `arn:aws:execute-api:region:account:api/stage/METHOD/path` → the same API and stage, any
