@@ -160,7 +160,20 @@ export type GatewayOptions = {
   readonly documents?: Readonly<Record<string, () => string>>;
 };
 
-export type Gateway = { readonly url: string; readonly port: number; readonly server: Server; close(): Promise<void> };
+/** How long `npm start` lets requests in flight finish once told to stop (README, Reliability). */
+export const drainMs = 5_000;
+
+export type Gateway = {
+  readonly url: string;
+  readonly port: number;
+  readonly server: Server;
+  /**
+   * Stops taking connections and lets the requests in flight finish for up to `drainMs`
+   * (default 0); whatever still runs then, a streaming list included, is cut: its client sees
+   * the connection close before the body's end. Resolves once every connection is closed.
+   */
+  close(options?: { readonly drainMs?: number }): Promise<void>;
+};
 
 export const startGateway = async (options: GatewayOptions): Promise<Gateway> => {
   const stage = options.stage ?? 'local';
@@ -258,7 +271,12 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     res.end(result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8'));
   };
 
+  let draining = false;
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    // While draining, a keep-alive connection is closed as soon as its answer is complete.
+    res.on('close', () => {
+      if (draining) setImmediate(() => server.closeIdleConnections());
+    });
     handle(req, res).catch((error: unknown) => {
       // The client left (its connection closed): nobody to answer, nothing failed here.
       if (res.destroyed && !res.writableFinished && req.socket.destroyed) return;
@@ -288,11 +306,17 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     url: `http://${options.host ?? '127.0.0.1'}:${port}${basePath}`,
     port,
     server,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
+    close: async ({ drainMs = 0 } = {}) => {
+      draining = true;
+      const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+      server.closeIdleConnections();
+      const cut = setTimeout(() => server.closeAllConnections(), drainMs);
+      try {
+        await closed;
+      } finally {
+        clearTimeout(cut);
+      }
+    },
   };
 };
 
