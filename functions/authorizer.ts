@@ -36,6 +36,7 @@ const authorize = async (event: APIGatewayTokenAuthorizerEvent, context: Context
 };
 
 export const handler = middy<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult>()
-  .use(injectLambdaContext(logger, { resetKeys: true }))
+  // Never the event, whatever POWERTOOLS_LOGGER_LOG_EVENT says: its authorizationToken is the API key.
+  .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
   .use(metricsMiddleware())
   .handler(authorize);
