@@ -272,18 +272,22 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
   };
 
   let draining = false;
+  /** Invocations under way, whether or not their client is still connected (Lambda would finish them too). */
+  const inFlight = new Set<Promise<void>>();
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     // While draining, a keep-alive connection is closed as soon as its answer is complete.
     res.on('close', () => {
       if (draining) setImmediate(() => server.closeIdleConnections());
     });
-    handle(req, res).catch((error: unknown) => {
+    const work = handle(req, res).catch((error: unknown) => {
       // The client left (its connection closed): nobody to answer, nothing failed here.
       if (res.destroyed && !res.writableFinished && req.socket.destroyed) return;
       // A handler that throws is a Lambda function error: the gateway answers 500 (DEFAULT_5XX).
       console.error(JSON.stringify({ level: 'ERROR', message: 'local gateway: handler failed', error: String(error) }));
       sendError(res, randomUUID(), 'internal_error');
     });
+    inFlight.add(work);
+    void work.finally(() => inFlight.delete(work));
   };
   const server = createServer(
     {
@@ -310,12 +314,15 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
       draining = true;
       const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
       server.closeIdleConnections();
-      const cut = setTimeout(() => server.closeAllConnections(), drainMs);
-      try {
-        await closed;
-      } finally {
-        clearTimeout(cut);
-      }
+      const drained = (async () => {
+        while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      })();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([drained, new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
+      clearTimeout(timer);
+      // What still runs now (a list still streaming) is cut.
+      server.closeAllConnections();
+      await closed;
     },
   };
 };

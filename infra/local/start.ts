@@ -61,6 +61,8 @@ const main = async () => {
     if (gateway !== undefined) console.log(`Stopping: requests in flight have up to ${drainMs / 1000} s to finish`);
     await gateway?.close({ drainMs }).catch(() => undefined);
     await dynamoDb?.stop();
+    // Writes to a pipe are asynchronous: without this, the last log and metric lines can be lost.
+    await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))));
     process.exit(exitCode);
   };
   // SIGTERM: kill, process managers, CI, and npm, which forwards it (package.json runs this with
