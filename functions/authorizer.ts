@@ -1,9 +1,9 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
-import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { bearerToken, findActiveKey, methodAndPathOf, wholeApiArn } from '../shared/api-keys.ts';
 import { functionEnvSchema, readConfig } from '../shared/config.ts';
-import { createDocumentClient } from '../shared/dynamo.ts';
+import { callDeadline, createDocumentClient } from '../shared/dynamo.ts';
 import { logger, metricNames, metrics, metricsMiddleware } from '../shared/observability.ts';
 import { operationAt } from '../shared/routes.ts';
 
@@ -36,9 +36,9 @@ const authorizationEnvelope: MiddlewareObj<APIGatewayTokenAuthorizerEvent> = {
  * DynamoDB failure throws something else, so the gateway answers 500 instead of turning
  * every client away as if its key were bad.
  */
-const authorize = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+const authorize = async (event: APIGatewayTokenAuthorizerEvent, context: Context): Promise<APIGatewayAuthorizerResult> => {
   const token = bearerToken(event.authorizationToken);
-  const key = token === undefined ? undefined : await findActiveKey(apiKeys, token);
+  const key = token === undefined ? undefined : await findActiveKey(apiKeys, token, callDeadline(context));
   if (key === undefined) {
     metrics.addMetric(metricNames.authFailures, 'Count', 1);
     logger.info('authorization refused', { reason: token === undefined ? 'malformed_header' : 'unknown_or_revoked_key' });
@@ -56,7 +56,8 @@ const authorize = async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGate
 };
 
 export const handler = middy<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult>()
-  .use(injectLambdaContext(logger))
+  // Never the event, whatever POWERTOOLS_LOGGER_LOG_EVENT says: its authorizationToken is the API key.
+  .use(injectLambdaContext(logger, { logEvent: false }))
   .use(metricsMiddleware())
   .use(authorizationEnvelope)
   .handler(authorize);

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { functionEnvSchema, readConfig } from '../shared/config.ts';
-import { createDocumentClient } from '../shared/dynamo.ts';
+import { callDeadline, createDocumentClient } from '../shared/dynamo.ts';
 import { apiError } from '../shared/errors.ts';
 import { httpMiddleware } from '../shared/http.ts';
 import { logger, metricNames, metrics } from '../shared/observability.ts';
@@ -14,10 +14,11 @@ const config = readConfig(functionEnvSchema.pick({ ORDERS_TABLE: true, DYNAMODB_
 const orders = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.ORDERS_TABLE };
 
 /** DELETE /v1/store/orders/{orderId}: 204 once the order is cancelled (again 204 on a repeat). */
-const cancel = async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+const cancel = async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
   const orderId = parseOrderId(event.pathParameters?.orderId);
   logger.appendKeys({ order_id: orderId });
-  const result = await cancelOrder(orders, orderId);
+  // A hung DynamoDB ends in 503 within the call's deadline, well before this function's timeout.
+  const result = await cancelOrder(orders, orderId, { deadline: callDeadline(context) });
   switch (result.outcome) {
     case 'cancelled':
       metrics.addMetric(metricNames.ordersCancelled, 'Count', 1);

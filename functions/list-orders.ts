@@ -2,9 +2,9 @@ import { pipeline, Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import middy from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { functionEnvSchema, readConfig } from '../shared/config.ts';
-import { createDocumentClient } from '../shared/dynamo.ts';
+import { callDeadline, type Deadline, createDocumentClient } from '../shared/dynamo.ts';
 import { apiError } from '../shared/errors.ts';
 import { acceptsGzip, header, httpMiddleware } from '../shared/http.ts';
 import { flushMetrics, logger, metricNames, metrics } from '../shared/observability.ts';
@@ -31,9 +31,9 @@ const itemCountTtlMs = 5 * 60_000;
 let itemCount: { value: number; readAt: number } | undefined;
 
 /** Refuses, before the first byte, a list that could not fit in one response (see README, "List size"). */
-const checkListFits = async (gzip: boolean) => {
+const checkListFits = async (gzip: boolean, deadline: Deadline) => {
   if (itemCount === undefined || performance.now() - itemCount.readAt > itemCountTtlMs) {
-    itemCount = { value: await approximateItemCount(orders), readAt: performance.now() };
+    itemCount = { value: await approximateItemCount(orders, deadline), readAt: performance.now() };
   }
   if (itemCount.value <= (gzip ? config.LIST_MAX_ORDERS_GZIP : config.LIST_MAX_ORDERS)) return;
   logger.warn('list refused: too many orders for one response', { itemCount: itemCount.value, gzip });
@@ -74,11 +74,18 @@ async function* jsonArray(first: IteratorResult<Order[]>, pages: AsyncGenerator<
 }
 
 /** GET /v1/store/orders: every order, streamed (query parameters are ignored in v1). */
-const listOrders = async (event: APIGatewayProxyEvent) => {
+const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   const startedAt = performance.now();
   const gzip = acceptsGzip(header(event.headers, 'accept-encoding'));
-  await checkListFits(gzip);
-  const pages = scanOrderPages(orders, { segments: config.SCAN_SEGMENTS, pageSize: config.SCAN_PAGE_SIZE, onInvalid: reportInvalid });
+  const deadline = callDeadline(context);
+  await checkListFits(gzip, deadline);
+  const pages = scanOrderPages(orders, {
+    segments: config.SCAN_SEGMENTS,
+    pageSize: config.SCAN_PAGE_SIZE,
+    onInvalid: reportInvalid,
+    // Each Scan page has its own deadline: a hang mid-list cuts the stream within seconds.
+    deadline,
+  });
   // Waiting for the first page lets a failure still answer with an Error record and its status.
   const first = await pages.next();
   metrics.addMetric(metricNames.listFirstByte, 'Milliseconds', performance.now() - startedAt);

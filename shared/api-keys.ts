@@ -1,18 +1,23 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import type { TableRef } from './dynamo.ts';
-import { toServiceError } from './dynamo.ts';
+import { callDeadline, type Deadline, type TableRef, toServiceError } from './dynamo.ts';
 
 /** RFC 6750 b64token: the characters a bearer token may hold. */
 export const bearerTokenPattern = /^[A-Za-z0-9\-._~+/]+=*$/;
 
-/** `Authorization` header values the gateway lets through to the authorizer (scheme is case-insensitive). */
-export const authorizationHeaderPattern = /^[Bb][Ee][Aa][Rr][Ee][Rr] [A-Za-z0-9\-._~+/]+=*$/;
+/**
+ * `Authorization` header values the gateway lets through to the authorizer: RFC 7235
+ * `credentials = auth-scheme 1*SP token68` with the scheme `Bearer` in any case (RFC 7235 §2.1:
+ * schemes are case-insensitive) and the key in RFC 6750's b64token alphabet. The deployed stack
+ * hands `.source` to API Gateway as the TOKEN authorizer's validation expression, whose regex
+ * dialect AWS does not name: so no flags, and only what JavaScript and Java regexes read alike.
+ */
+export const authorizationHeaderPattern = /^[Bb][Ee][Aa][Rr][Ee][Rr] +[A-Za-z0-9\-._~+/]+=*$/;
 
 /** The key from an `Authorization: Bearer <key>` header, or undefined if the header is not of that form. */
 export const bearerToken = (header: string | undefined): string | undefined =>
-  header !== undefined && authorizationHeaderPattern.test(header) ? header.slice('bearer '.length) : undefined;
+  header !== undefined && authorizationHeaderPattern.test(header) ? header.slice('bearer'.length).trimStart() : undefined;
 
 /**
  * `arn:aws:execute-api:region:account:api/stage/METHOD/path` → the same API and stage, any
@@ -49,9 +54,9 @@ export const apiKeyItemSchema = z.object({
 export type ApiKeyItem = z.infer<typeof apiKeyItemSchema>;
 
 /** The stored record of an active key with this value, or undefined (unknown, revoked or malformed item). */
-export const findActiveKey = async (table: TableRef, key: string): Promise<ApiKeyItem | undefined> => {
+export const findActiveKey = async (table: TableRef, key: string, deadline: Deadline = callDeadline()): Promise<ApiKeyItem | undefined> => {
   try {
-    const { Item } = await table.client.send(new GetCommand({ TableName: table.tableName, Key: { keyHash: hashApiKey(key) } }));
+    const { Item } = await table.client.send(new GetCommand({ TableName: table.tableName, Key: { keyHash: hashApiKey(key) } }), deadline());
     const parsed = apiKeyItemSchema.safeParse(Item);
     return parsed.success && parsed.data.revokedAt === undefined ? parsed.data : undefined;
   } catch (error) {

@@ -8,6 +8,46 @@ export type DocumentClient = DynamoDBDocumentClient;
 export type TableRef = { readonly client: DocumentClient; readonly tableName: string };
 
 /**
+ * How long a DynamoDB call made for a request may take (README, "Reliability"). Each attempt
+ * must connect within 1 s and have DynamoDB's answer begin within 2 s (a GetItem, UpdateItem or
+ * Scan page normally answers in milliseconds; 2 s leaves room for a busy DynamoDB Local); at
+ * most 3 attempts; and the call as a whole, backoff between attempts included, is aborted at its
+ * deadline: 5 s, or the caller's remaining time less 1 s when that is sooner, so a function still
+ * has time to answer 503 before Lambda stops it (the authorizer and cancel run for up to 10 s).
+ * Calls made without a caller's deadline (tools: table creation, seeding) allow 5 s an attempt.
+ */
+export const dynamoDbBounds = {
+  connectionTimeoutMs: 1_000,
+  requestTimeoutMs: 2_000,
+  maxAttempts: 3,
+  callBudgetMs: 5_000,
+  safetyMarginMs: 1_000,
+  toolRequestTimeoutMs: 5_000,
+} as const;
+
+/** What a deadline is taken from: Lambda's context has it, and so has the local gateway's. */
+export type RemainingTime = { getRemainingTimeInMillis(): number };
+
+/** The options of one DynamoDB call, `client.send(command, deadline())`: fresh for each call. */
+export type Deadline = () => { abortSignal: AbortSignal; requestTimeout: number };
+
+/**
+ * The deadline of each DynamoDB call made for `caller` (a Lambda context): the call budget, cut
+ * short by the caller's remaining time less the safety margin. Without a caller, the budget alone.
+ */
+export const callDeadline =
+  (caller?: RemainingTime): Deadline =>
+  () => {
+    const remainingMs = caller === undefined ? Infinity : caller.getRemainingTimeInMillis() - dynamoDbBounds.safetyMarginMs;
+    const ms = Math.min(dynamoDbBounds.callBudgetMs, remainingMs);
+    return {
+      abortSignal:
+        ms > 0 ? AbortSignal.timeout(ms) : AbortSignal.abort(new DOMException('no time left for a DynamoDB call', 'TimeoutError')),
+      requestTimeout: dynamoDbBounds.requestTimeoutMs,
+    };
+  };
+
+/**
  * One document client per DynamoDBClient (two `from()` calls on one client share their
  * translate config, and the second would silently drop `wrapNumbers`). `wrapNumbers` keeps
  * every number as exact text: ids are int64 and must not pass through a JS number.
@@ -24,9 +64,15 @@ export const createDocumentClient = (options: { endpoint?: string | undefined; r
       : options.region === undefined
         ? {}
         : { region: options.region }),
-    maxAttempts: 3,
-    // Fail fast instead of holding a Lambda until its timeout when DynamoDB is unreachable.
-    requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000 },
+    maxAttempts: dynamoDbBounds.maxAttempts,
+    // Without throwOnRequestTimeout, @smithy/node-http-handler only logs a warning when
+    // requestTimeout passes and goes on waiting (its setRequestTimeout); with it, the attempt
+    // fails with a TimeoutError that the SDK retries. A call's deadline sets a tighter one.
+    requestHandler: {
+      connectionTimeout: dynamoDbBounds.connectionTimeoutMs,
+      requestTimeout: dynamoDbBounds.toolRequestTimeoutMs,
+      throwOnRequestTimeout: true,
+    },
   });
   // The SDK's logger middleware copies and redacts every response for a logger that is never set:
   // measured by `npm run bench` at ~30% of the list's CPU (README, Performance).
@@ -44,6 +90,8 @@ const unavailableNames = new Set([
   'InternalServerError',
   'ServiceUnavailable',
   'TimeoutError',
+  // The call's deadline passed (callDeadline): the SDK stops the attempt and the retries.
+  'AbortError',
 ]);
 const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE']);
 

@@ -73,7 +73,8 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
  * the request envelope, and error records. The handler after them is only the business step.
  */
 export const httpMiddleware = (route: Route) => [
-  injectLambdaContext(logger),
+  // Never the event, whatever POWERTOOLS_LOGGER_LOG_EVENT says: its headers carry the API key.
+  injectLambdaContext(logger, { logEvent: false }),
   metricsMiddleware(),
   requestEnvelope(route),
   httpErrorHandler({ logger: false, fallbackMessage: JSON.stringify(errorRecord('internal_error')) }),

@@ -1,8 +1,7 @@
 import { ConditionalCheckFailedException, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { NumberValue, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { TableRef } from './dynamo.ts';
-import { toServiceError } from './dynamo.ts';
+import { callDeadline, type Deadline, type TableRef, toServiceError } from './dynamo.ts';
 import { type Order, orderStatus, storedOrderSchema } from './schemas.ts';
 
 /** What listing does with an item another system stored in a shape the contract forbids. */
@@ -34,9 +33,12 @@ type ScanOptions = {
   /** Items per Scan request; DynamoDB's own 1 MB page limit applies either way. Every page is read. */
   readonly pageSize?: number;
   readonly onInvalid?: (report: InvalidItemReport) => void;
+  /** Bounds each Scan request (default: the call budget alone). */
+  readonly deadline?: Deadline;
 };
 
 async function* scanSegment(table: TableRef, segment: number, totalSegments: number, options: ScanOptions) {
+  const deadline = options.deadline ?? callDeadline();
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await table.client.send(
@@ -50,6 +52,7 @@ async function* scanSegment(table: TableRef, segment: number, totalSegments: num
         ProjectionExpression: orderAttributes.map((_, i) => `#a${i}`).join(','),
         ExpressionAttributeNames: Object.fromEntries(orderAttributes.map((name, i) => [`#a${i}`, name])),
       }),
+      deadline(),
     );
     const orders: Order[] = [];
     for (const item of page.Items ?? []) {
@@ -99,9 +102,9 @@ export async function* scanOrderPages(table: TableRef, options: ScanOptions = {}
  * About how many items the table holds: DynamoDB's ItemCount, which it refreshes about every
  * six hours. Enough to refuse a list that could never fit in one response, before its first byte.
  */
-export const approximateItemCount = async (table: TableRef): Promise<number> => {
+export const approximateItemCount = async (table: TableRef, deadline: Deadline = callDeadline()): Promise<number> => {
   try {
-    const { Table } = await table.client.send(new DescribeTableCommand({ TableName: table.tableName }));
+    const { Table } = await table.client.send(new DescribeTableCommand({ TableName: table.tableName }), deadline());
     return Table?.ItemCount ?? 0;
   } catch (error) {
     throw toServiceError(error);
@@ -119,7 +122,12 @@ export type CancelOutcome =
  * back the item as it was (ALL_OLD), which tells a missing order from a shipped or an
  * already cancelled one without a second read.
  */
-export const cancelOrder = async (table: TableRef, id: string, now: Date = new Date()): Promise<CancelOutcome> => {
+export const cancelOrder = async (
+  table: TableRef,
+  id: string,
+  options: { readonly deadline?: Deadline; readonly now?: Date } = {},
+): Promise<CancelOutcome> => {
+  const { deadline = callDeadline(), now = new Date() } = options;
   try {
     await table.client.send(
       new UpdateCommand({
@@ -131,6 +139,7 @@ export const cancelOrder = async (table: TableRef, id: string, now: Date = new D
         ExpressionAttributeValues: { ':cancelled': orderStatus.cancelled, ':pending': orderStatus.pending, ':now': now.toISOString() },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
+      deadline(),
     );
     return { outcome: 'cancelled' };
   } catch (error) {

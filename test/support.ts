@@ -15,9 +15,9 @@ import { inInt64Range, integerPattern, type Order } from '../shared/schemas.ts';
 
 export const dynamoDbEndpoint = () => inject('dynamoDbEndpoint');
 
-/** Fresh, uniquely named orders and api-keys tables in the run's DynamoDB Local. */
-export const createTestTables = async (orders: readonly Order[] = []) => {
-  const client = createDocumentClient({ endpoint: dynamoDbEndpoint() });
+/** Fresh, uniquely named orders and api-keys tables in the run's DynamoDB Local (or the one at `endpoint`). */
+export const createTestTables = async (orders: readonly Order[] = [], endpoint: string = dynamoDbEndpoint()) => {
+  const client = createDocumentClient({ endpoint });
   const suffix = randomUUID().slice(0, 8);
   const ordersTable: TableRef = { client, tableName: `orders-${suffix}` };
   const apiKeysTable: TableRef = { client, tableName: `api-keys-${suffix}` };
@@ -33,16 +33,17 @@ export const createTestTables = async (orders: readonly Order[] = []) => {
  */
 export const startTestApi = async (
   orders: readonly Order[],
-  options: Partial<Pick<LocalApiOptions, 'stage' | 'routes' | 'extraFunctions' | 'environment' | 'documents'>> = {},
+  options: Partial<Pick<LocalApiOptions, 'stage' | 'routes' | 'extraFunctions' | 'environment' | 'documents' | 'dynamoDbEndpoint'>> = {},
 ) => {
-  const tables = await createTestTables(orders);
+  const endpoint = options.dynamoDbEndpoint ?? dynamoDbEndpoint();
+  const tables = await createTestTables(orders, endpoint);
   const { key } = await createApiKey(tables.apiKeys, { name: 'test', prefix: 'so_test_' });
   const gateway = await startLocalApi({
     port: 0,
-    dynamoDbEndpoint: dynamoDbEndpoint(),
     ordersTable: tables.orders.tableName,
     apiKeysTable: tables.apiKeys.tableName,
     ...options,
+    dynamoDbEndpoint: endpoint,
   });
   return { ...tables, url: gateway.url, key, auth: { Authorization: `Bearer ${key}` }, close: gateway.close };
 };

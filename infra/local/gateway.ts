@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
@@ -160,7 +160,20 @@ export type GatewayOptions = {
   readonly documents?: Readonly<Record<string, () => string>>;
 };
 
-export type Gateway = { readonly url: string; readonly port: number; readonly server: Server; close(): Promise<void> };
+/** How long `npm start` lets requests in flight finish once told to stop (README, Reliability). */
+export const drainMs = 5_000;
+
+export type Gateway = {
+  readonly url: string;
+  readonly port: number;
+  readonly server: Server;
+  /**
+   * Stops taking connections and lets the requests in flight finish for up to `drainMs`
+   * (default 0); whatever still runs then, a streaming list included, is cut: its client sees
+   * the connection close before the body's end. Resolves once every connection is closed.
+   */
+  close(options?: { readonly drainMs?: number }): Promise<void>;
+};
 
 export const startGateway = async (options: GatewayOptions): Promise<Gateway> => {
   const stage = options.stage ?? 'local';
@@ -206,9 +219,12 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const requestId = randomUUID();
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestUrl(req);
+    // RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400.
+    if (url === undefined || (req.httpVersion === '1.1' && req.headers.host === undefined)) return sendError(res, requestId, 'bad_request');
     const method = req.method ?? 'GET';
-    const document = options.documents?.[url.pathname];
+    // Own properties only: a client's path must not reach Object.prototype.
+    const document = Object.hasOwn(options.documents ?? {}, url.pathname) ? options.documents?.[url.pathname] : undefined;
     if (document !== undefined && method === 'GET') {
       res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache', 'X-Request-Id': requestId });
       res.end(document());
@@ -255,13 +271,38 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     res.end(result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8'));
   };
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
+  let draining = false;
+  /** Invocations under way, whether or not their client is still connected (Lambda would finish them too). */
+  const inFlight = new Set<Promise<void>>();
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    // While draining, a keep-alive connection is closed as soon as its answer is complete.
+    res.on('close', () => {
+      if (draining) setImmediate(() => server.closeIdleConnections());
+    });
+    const work = handle(req, res).catch((error: unknown) => {
+      // The client left (its connection closed): nobody to answer, nothing failed here.
+      if (res.destroyed && !res.writableFinished && req.socket.destroyed) return;
       // A handler that throws is a Lambda function error: the gateway answers 500 (DEFAULT_5XX).
       console.error(JSON.stringify({ level: 'ERROR', message: 'local gateway: handler failed', error: String(error) }));
       sendError(res, randomUUID(), 'internal_error');
     });
-  });
+    inFlight.add(work);
+    void work.finally(() => inFlight.delete(work));
+  };
+  const server = createServer(
+    {
+      // API Gateway's quota on the request line and headers together (10240 bytes).
+      maxHeaderSize: maxRequestHeadBytes,
+      // Checked in handle(), so that the answer is an Error record.
+      requireHostHeader: false,
+    },
+    onRequest,
+  );
+  // `Expect` other than 100-continue: Node would answer a bare 417; RFC 9110 §10.1.1 lets a server ignore it.
+  server.on('checkExpectation', onRequest);
+  // What Node's HTTP parser refuses before a request exists, and CONNECT, get Error records too.
+  server.on('clientError', answerClientError);
+  server.on('connect', (_req: IncomingMessage, socket: Socket) => socket.end(rawErrorResponse('route_not_found')));
   server.listen(options.port, options.host ?? '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
@@ -269,12 +310,78 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     url: `http://${options.host ?? '127.0.0.1'}:${port}${basePath}`,
     port,
     server,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
+    close: async ({ drainMs = 0 } = {}) => {
+      draining = true;
+      const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+      server.closeIdleConnections();
+      const drained = (async () => {
+        while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      })();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([drained, new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
+      clearTimeout(timer);
+      // What still runs now (a list still streaming) is cut.
+      server.closeAllConnections();
+      await closed;
+    },
   };
+};
+
+/** The request target as a URL (origin-form or absolute-form), undefined when it is none. */
+const requestUrl = (req: IncomingMessage): URL | undefined => {
+  try {
+    return new URL(req.url ?? '/', 'http://localhost');
+  } catch {
+    return undefined;
+  }
+};
+
+const maxRequestHeadBytes = 10_240;
+
+/** A whole HTTP/1.1 answer carrying an Error record, for a socket that has no ServerResponse (yet). */
+const rawErrorResponse = (code: ErrorCode, message?: string): string => {
+  const record = errorRecord(code, message);
+  const body = JSON.stringify(record);
+  const headers = {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    'X-Request-Id': randomUUID(),
+    // The parser's state is lost after a refused request: nothing more is read on this connection.
+    Connection: 'close',
+    ...errorHeaders(code),
+  };
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${record.status} ${STATUS_CODES[record.status]}\r\n${head.join('')}\r\n${body}`;
+};
+
+/** An HTTP/1.x request line whose method is a syntactically valid token (RFC 9110 §9.1), whatever the method. */
+const requestLinePattern = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [\x21-\x7e]+ HTTP\/1\.[01]\r?$/;
+
+/**
+ * Answers what Node's HTTP parser refused (`clientError`), as API Gateway would with an Error
+ * record (docs/decisions.md, "Malformed HTTP"): a well-formed request with a method no operation
+ * has (`FOO`, lower-case `delete`) → 404 route_not_found; anything else that is not HTTP/1.1
+ * (a non-ASCII target, a bad header, more than 10240 bytes of request line and headers) → 400
+ * bad_request. A socket already gone, or one whose answer has begun, is only closed.
+ */
+const answerClientError = (error: Error & { code?: string; rawPacket?: Buffer; bytesParsed?: number }, socket: Socket) => {
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+  if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const raw = error.rawPacket?.toString('latin1') ?? '';
+  // The refused request begins after the last complete request before the point of failure.
+  const previousEnd = raw.lastIndexOf('\r\n\r\n', error.bytesParsed ?? raw.length);
+  const requestLine = raw.slice(previousEnd < 0 ? 0 : previousEnd + 4).split('\n')[0] ?? '';
+  const answer =
+    error.code === 'HPE_INVALID_METHOD' && requestLinePattern.test(requestLine)
+      ? rawErrorResponse('route_not_found')
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? rawErrorResponse('bad_request', `The request line and headers exceed ${maxRequestHeadBytes} bytes.`)
+        : rawErrorResponse('bad_request');
+  socket.end(answer);
 };
 
 /** `arn:…/stage/*\/*` style wildcards, as API Gateway evaluates a policy's Resource. */
@@ -300,6 +407,20 @@ const readBody = async (req: IncomingMessage): Promise<string | null | undefined
   return size === 0 ? null : Buffer.concat(chunks).toString('utf8');
 };
 
+/**
+ * Name → last value and name → every value, as the REST proxy event carries headers and query
+ * parameters. Built through Maps: names come from the client, and assigning `__proto__` or
+ * reading `constructor` on a plain object reaches Object.prototype (a 500 before this).
+ */
+const byName = (pairs: readonly [string, string][]) => {
+  const multi = new Map<string, string[]>();
+  for (const [name, value] of pairs) multi.set(name, [...(multi.get(name) ?? []), value]);
+  return {
+    single: Object.fromEntries([...multi].map(([name, values]) => [name, values.at(-1)!])) as Record<string, string>,
+    multi: Object.fromEntries(multi) as Record<string, string[]>,
+  };
+};
+
 const proxyEvent = (input: {
   req: IncomingMessage;
   url: URL;
@@ -311,20 +432,10 @@ const proxyEvent = (input: {
   auth: APIGatewayAuthorizerResult;
 }): APIGatewayProxyEvent => {
   const { req, url, route, requestId, stage, auth } = input;
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i]!;
-    const value = req.rawHeaders[i + 1]!;
-    headers[name] = value;
-    multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
-  }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
-  for (const [name, value] of url.searchParams) {
-    query[name] = value;
-    multiQuery[name] = [...(multiQuery[name] ?? []), value];
-  }
+  const headerPairs: [string, string][] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) headerPairs.push([req.rawHeaders[i]!, req.rawHeaders[i + 1]!]);
+  const { single: headers, multi: multiValueHeaders } = byName(headerPairs);
+  const { single: query, multi: multiQuery } = byName([...url.searchParams]);
   const hasQuery = Object.keys(query).length > 0;
   const resource = `${basePath}${route.path}`;
   return {

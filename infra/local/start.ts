@@ -11,7 +11,7 @@ import { createDocumentClient } from '../../shared/dynamo.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { localStage } from '../stage-config.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
-import type { Gateway } from './gateway.ts';
+import { drainMs, type Gateway } from './gateway.ts';
 import { startLocalApi } from './local-api.ts';
 import { localStateFile, removeLocalState, writeLocalState } from './local-state.ts';
 import { callerPath, checkPortFree, portInUseMessage, prepareDataDir } from './preflight.ts';
@@ -78,16 +78,25 @@ const main = async () => {
   let gateway: Gateway | undefined;
   let stopping = false;
   const stateFile = localStateFile();
+  /**
+   * Requests in flight get up to drainMs to finish (a list still streaming then is cut), then
+   * DynamoDB Local stops. Later signals change nothing: with Ctrl-C under npm, the service gets
+   * SIGINT twice (from the terminal and forwarded by npm).
+   */
   const stop = async (exitCode: number) => {
     if (stopping) return;
     stopping = true;
     removeLocalState(stateFile);
-    await gateway?.close().catch(() => undefined);
+    if (gateway !== undefined) console.log(`Stopping: requests in flight have up to ${drainMs / 1000} s to finish`);
+    await gateway?.close({ drainMs }).catch(() => undefined);
     await dynamoDb?.stop();
+    // Writes to a pipe are asynchronous: without this, the last log and metric lines can be lost.
+    await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))));
     process.exit(exitCode);
   };
-  process.on('SIGINT', () => void stop(0));
-  process.on('SIGTERM', () => void stop(0));
+  // SIGTERM: kill, process managers, CI, and npm, which forwards it (package.json runs this with
+  // `exec`, so no shell stands between). SIGINT: Ctrl-C. SIGHUP: the terminal went away.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(0));
 
   try {
     let endpoint = env.DYNAMODB_ENDPOINT;

@@ -108,6 +108,12 @@ describe('authorization', () => {
     expect((await list({ Authorization: `bearer ${api.key}` })).status).toBe(200);
   });
 
+  it('accepts one or more spaces between the scheme and the key (RFC 7235), in the gateway pattern and in the authorizer', async () => {
+    // Each header value is a cache entry of its own, so the authorizer function reads each of these.
+    expect((await list({ Authorization: `Bearer  ${api.key}` })).status).toBe(200);
+    expect((await cancel('7', { Authorization: `BEARER    ${api.key}` })).status).toBe(204);
+  });
+
   it('stops accepting a revoked key once the authorizer cache has expired', async () => {
     const revocable = await startTestApi([], { stage: { ...localStage, authorizerCacheTtlSeconds: 0 } });
     try {

@@ -6,9 +6,12 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../../infra/local/dynamodb-local.ts';
+import { drainMs } from '../../infra/local/gateway.ts';
 import { localEnvSchema } from '../../infra/local/start.ts';
 import { listApiKeys, revokeApiKey } from '../../shared/api-keys.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
+import { childPids, isRunning, type ServiceProcess, startServiceProcess } from '../service-process.ts';
 import { dynamoDbEndpoint, request } from '../support.ts';
 
 type Service = { child: ChildProcess; output: () => string; stateFile: string; url?: string; exitCode?: number | null };
@@ -314,7 +317,7 @@ describe('.env', () => {
   it('is read by npm start from the folder it runs in, a variable of the shell winning over the file', async () => {
     // package.json's start script, run where a `.env` is (npm runs it from the project folder).
     const script = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-    const [command, ...args] = script.split(' ');
+    const [command, ...args] = script.replace(/^exec /, '').split(' ');
     expect(command).toBe('node');
     const folder = await mkdtemp(join(tmpdir(), 'dotenv-'));
     await writeFile(join(folder, '.env'), 'PORT=eighty\nSCAN_SEGMENTS=0\n');
@@ -337,4 +340,79 @@ describe('.env', () => {
     expect(shellWins.stderr).not.toContain('PORT');
     expect(shellWins.stderr).toContain('SCAN_SEGMENTS must be a whole number from 1 to 64');
   });
+});
+
+// Stopping: the signal reaching the npm process or the node process (issue 10). The service
+// starts its own DynamoDB Local here, as a developer's npm start does.
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const stopKey = 'local-shutdown-test-key-0123456789';
+const stopAuth = { Authorization: `Bearer ${stopKey}` };
+
+/** npm start → node (npm runs it with `exec`: no shell between) → java. */
+const serviceProcesses = (service: ServiceProcess, via: 'npm' | 'node') => {
+  const node = via === 'npm' ? childPids(service.child.pid!)[0]! : service.child.pid!;
+  const java = childPids(node).find((pid) => pid !== undefined)!;
+  return { node, java, port: Number(new URL(service.url!).port) };
+};
+
+/** What must hold once the service stopped: exit code 0, no Java, no listening port. */
+const expectStoppedCleanly = async (exitCode: number | null, processes: ReturnType<typeof serviceProcesses>) => {
+  expect(exitCode).toBe(0);
+  expect(isRunning(processes.node)).toBe(false);
+  expect(isRunning(processes.java)).toBe(false);
+  expect(await portAccepts(processes.port)).toBe(false);
+  // Its DynamoDB port is not checked: another test's DynamoDB Local may take it as soon as it is free.
+};
+
+describe('stopping npm start (SIGTERM, SIGINT)', () => {
+  // Two starts of DynamoDB Local, a few seconds each on a busy machine: a longer test timeout.
+  it(
+    'SIGTERM to the npm process stops everything (exit 0, no Java, ports free), and the next npm start on the same port works',
+    { timeout: 90_000 },
+    async () => {
+      const port = String(await freePort());
+      const first = await startServiceProcess('npm', { PORT: port, STORE_API_KEY: stopKey });
+      expect(first.url, first.output()).toBeDefined();
+      const processes = serviceProcesses(first, 'npm');
+      expect((await request(first.url!, 'GET', '/store/orders', stopAuth)).status).toBe(200);
+      first.child.kill('SIGTERM');
+      await expectStoppedCleanly(await first.exited, processes);
+
+      const second = await startServiceProcess('npm', { PORT: port, STORE_API_KEY: stopKey });
+      expect(second.url, second.output()).toBe(first.url);
+      expect((await request(second.url!, 'GET', '/store/orders', stopAuth)).status).toBe(200);
+      const again = serviceProcesses(second, 'npm');
+      second.child.kill('SIGINT');
+      await expectStoppedCleanly(await second.exited, again);
+    },
+  );
+
+  it(
+    'SIGTERM to the node process lets a cancel in flight finish with its answer before DynamoDB Local stops',
+    { timeout: 60_000 },
+    async () => {
+      const service = await startServiceProcess('node', { STORE_API_KEY: stopKey });
+      expect(service.url, service.output()).toBeDefined();
+      const processes = serviceProcesses(service, 'node');
+      expect((await request(service.url!, 'GET', '/store/orders', stopAuth)).status).toBe(200); // caches the key's Allow
+      // Hold the cancel in flight: the database does not answer until it is resumed.
+      process.kill(processes.java, 'SIGSTOP');
+      const cancel = request(service.url!, 'DELETE', '/store/orders/1', stopAuth);
+      const startedAt = Date.now();
+      try {
+        await sleep(300);
+        service.child.kill('SIGTERM');
+        await sleep(700);
+        expect(await portAccepts(processes.port)).toBe(false); // no new connections while draining
+      } finally {
+        process.kill(processes.java, 'SIGCONT');
+      }
+      expect((await cancel).status).toBe(204);
+      await expectStoppedCleanly(await service.exited, processes);
+      // Generous "not hung" bound: the drain (5 s) plus DynamoDB Local's own stop.
+      expect(Date.now() - startedAt).toBeLessThan(drainMs + 10_000);
+      expect(service.output()).toContain('Stopping: requests in flight have up to 5 s to finish');
+    },
+  );
 });

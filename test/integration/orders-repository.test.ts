@@ -68,7 +68,7 @@ describe('cancelling an order (one conditional UpdateItem)', () => {
   it('cancels a pending order and records when', async () => {
     const { orders } = await createTestTables([order('10', 'pending', { petId: '5', quantity: '1' })]);
     const now = new Date('2026-11-21T12:00:00.000Z');
-    expect(await cancelOrder(orders, '10', now)).toEqual({ outcome: 'cancelled' });
+    expect(await cancelOrder(orders, '10', { now })).toEqual({ outcome: 'cancelled' });
     const { Item } = await orders.client.send(new GetCommand({ TableName: orders.tableName, Key: { id: 10 } }));
     expect(Item).toMatchObject({ status: 'cancelled', cancelledAt: '2026-11-21T12:00:00.000Z' });
     expect(String(Item?.petId)).toBe('5');
@@ -76,8 +76,8 @@ describe('cancelling an order (one conditional UpdateItem)', () => {
 
   it('answers already_cancelled on a repeat and leaves the first cancellation time alone', async () => {
     const { orders } = await createTestTables([order('11', 'pending')]);
-    await cancelOrder(orders, '11', new Date('2026-11-21T12:00:00.000Z'));
-    expect(await cancelOrder(orders, '11', new Date('2026-11-22T12:00:00.000Z'))).toEqual({ outcome: 'already_cancelled' });
+    await cancelOrder(orders, '11', { now: new Date('2026-11-21T12:00:00.000Z') });
+    expect(await cancelOrder(orders, '11', { now: new Date('2026-11-22T12:00:00.000Z') })).toEqual({ outcome: 'already_cancelled' });
     const { Item } = await orders.client.send(new GetCommand({ TableName: orders.tableName, Key: { id: 11 } }));
     expect(Item?.cancelledAt).toBe('2026-11-21T12:00:00.000Z');
   });

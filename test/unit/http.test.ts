@@ -32,7 +32,23 @@ describe('bearer credentials', () => {
     expect(bearerToken('bearer abc')).toBe('abc');
   });
 
-  it.each(['Basic abc', 'Bearer', 'Bearer ', 'Bearer a b', 'Bearer ab"c', 'Token abc', 'Bearer  abc'])('refuses %j', (value) => {
+  it('takes the key after one or more spaces (RFC 7235: auth-scheme 1*SP token68)', () => {
+    expect(bearerToken('Bearer  abc')).toBe('abc');
+    expect(bearerToken('BEARER    abc==')).toBe('abc==');
+  });
+
+  it.each([
+    'Basic abc',
+    'Bearer',
+    'Bearer ',
+    'Bearer  ',
+    'Bearer a b',
+    'Bearer ab"c',
+    'Token abc',
+    'Bearer\tabc',
+    'Bearerabc',
+    ' Bearer abc',
+  ])('refuses %j', (value) => {
     expect(bearerToken(value)).toBeUndefined();
     expect(authorizationHeaderPattern.test(value)).toBe(false);
   });
