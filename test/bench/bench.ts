@@ -19,17 +19,18 @@ import { dirname, relative, resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { gunzipSync } from 'node:zlib';
-import { DynamoDBClient, ScanCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, ScanCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
 import type { Gateway } from '../../infra/local/gateway.ts';
 import { startLocalApi } from '../../infra/local/local-api.ts';
 import { callerPath } from '../../infra/local/preflight.ts';
 import { putOrders } from '../../infra/local/seed.ts';
 import { apiKeysTableKey, ensureTable, ordersTableKey } from '../../infra/local/tables.ts';
-import { createApiKey } from '../../shared/api-keys.ts';
+import { createApiKey, hashApiKey } from '../../shared/api-keys.ts';
 import { functionEnvSchema } from '../../shared/config.ts';
 import { createDocumentClient, type DocumentClient } from '../../shared/dynamo.ts';
 import type { Order } from '../../shared/schemas.ts';
+import { costScenarios, costText } from './cost.ts';
 
 const positiveInt = (name: string, fallback: number, min = 1): number => {
   const text = process.env[name];
@@ -235,12 +236,16 @@ const rawClient = (endpoint: string) =>
 
 const projection = ['id', 'petId', 'quantity', 'shipDate', 'complete', 'status'];
 
-/** A parallel Scan of the whole table: no document client, no validation, no JSON. Same projection and segments as the service. */
+/**
+ * A parallel Scan of the whole table: no document client, no validation, no JSON. Same projection
+ * and segments as the service. Also sums the read units DynamoDB (Local) reports for it.
+ */
 const rawScan = async (client: DynamoDBClient) => {
   const started = performance.now();
   let firstPageMs: number | undefined;
   let items = 0;
   let pages = 0;
+  let readUnits = 0;
   const segment = async (index: number) => {
     let startKey: Record<string, never> | undefined;
     do {
@@ -252,9 +257,11 @@ const rawScan = async (client: DynamoDBClient) => {
           ExclusiveStartKey: startKey,
           ProjectionExpression: projection.map((_, i) => `#a${i}`).join(','),
           ExpressionAttributeNames: Object.fromEntries(projection.map((name, i) => [`#a${i}`, name])),
+          ReturnConsumedCapacity: 'TOTAL',
         }),
       );
       firstPageMs ??= performance.now() - started;
+      readUnits += page.ConsumedCapacity?.CapacityUnits ?? 0;
       items += page.Count ?? 0;
       pages++;
       startKey = page.LastEvaluatedKey as typeof startKey;
@@ -262,12 +269,12 @@ const rawScan = async (client: DynamoDBClient) => {
   };
   await Promise.all(Array.from({ length: settings.segments }, (_, i) => segment(i)));
   if (items !== settings.orders) throw new Error(`raw Scan saw ${items} items, expected ${settings.orders}`);
-  return { totalMs: performance.now() - started, firstPageMs: firstPageMs ?? 0, pages };
+  return { totalMs: performance.now() - started, firstPageMs: firstPageMs ?? 0, pages, readUnits };
 };
 
-/** The cancel's own write, as the repository sends it (same condition, same ALL_OLD on failure). */
+/** The cancel's own write, as the repository sends it (same condition, same ALL_OLD on failure); its write units. */
 const rawCancel = async (client: DynamoDBClient, id: string) => {
-  await client.send(
+  const { ConsumedCapacity } = await client.send(
     new UpdateItemCommand({
       TableName: tables.orders,
       Key: { id: { N: id } },
@@ -280,8 +287,18 @@ const rawCancel = async (client: DynamoDBClient, id: string) => {
         ':now': { S: new Date().toISOString() },
       },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      ReturnConsumedCapacity: 'TOTAL',
     }),
   );
+  return ConsumedCapacity?.CapacityUnits ?? 0;
+};
+
+/** The authorizer's own read (a GetItem of the key's hash): its read units. */
+const rawKeyRead = async (client: DynamoDBClient, key: string) => {
+  const { ConsumedCapacity } = await client.send(
+    new GetItemCommand({ TableName: tables.apiKeys, Key: { keyHash: { S: hashApiKey(key) } }, ReturnConsumedCapacity: 'TOTAL' }),
+  );
+  return ConsumedCapacity?.CapacityUnits ?? 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -309,7 +326,7 @@ const checkList = async (listUrl: string, auth: Record<string, string>) => {
 /** 1–4: the list against the raw Scan, for time, first byte, bytes on the wire, CPU and memory. */
 const benchList = async (raw: DynamoDBClient, listUrl: string, auth: Record<string, string>) => {
   step('list: warm-up and checks');
-  const { pages } = await rawScan(raw);
+  const { pages, readUnits } = await rawScan(raw);
   const bodyBytes = await checkList(listUrl, auth);
   const listOnce = async (options: { gzip?: boolean; bytesPerSecond?: number } = {}) => {
     const headers = options.gzip ? { ...auth, 'Accept-Encoding': 'gzip' } : auth;
@@ -358,7 +375,7 @@ const benchList = async (raw: DynamoDBClient, listUrl: string, auth: Record<stri
     list.slowLiveMemoryGrowth.push(slow.memoryGrowth);
     list.slowTotalMs.push(slow.result.totalMs);
   }
-  return { scanPages: pages, bodyBytes, scan, list, gzip, rssGrowth };
+  return { scanPages: pages, scanReadUnits: readUnits, bodyBytes, scan, list, gzip, rssGrowth };
 };
 
 /**
@@ -381,16 +398,22 @@ const benchCancel = async (
   );
   const fresh = (count: number) => pending.splice(0, count);
   const notFound = async () => expectStatus(await send(`${gateway.url}/store/no-such-route`, 'GET', auth), 404, 'GET unknown route');
+  // A well-formed key that is not in the table: the authorizer runs for every one (only an Allow is cached).
+  const unknownKey = { Authorization: `Bearer so_bench_${'A'.repeat(43)}` };
+  const refused = async () =>
+    expectStatus(await send(`${gateway.url}/store/orders/1`, 'DELETE', unknownKey), 401, 'DELETE with an unknown key');
+  const writeUnits: number[] = [];
   const cancelHttp = async (id: string) =>
     expectStatus(await send(`${gateway.url}/store/orders/${id}`, 'DELETE', auth), 204, `DELETE order ${id}`);
-  const cancelRaw = (id: string) => rawCancel(raw, id);
+  const cancelRaw = async (id: string) => void writeUnits.push(await rawCancel(raw, id));
   const level = async (concurrency: number, count: number) => {
     step(
       concurrency === 1 ? 'cancel: one client' : 'cancel: concurrent clients',
-      `concurrency ${concurrency}, ${count} cancels, UpdateItems and 404s`,
+      `concurrency ${concurrency}, ${count} cancels, UpdateItems, 404s and unknown keys`,
     );
-    const figures = { floor: [] as number[], update: [] as number[], cancel: [] as number[] };
+    const figures = { floor: [] as number[], update: [] as number[], cancel: [] as number[], refused: [] as number[] };
     await latencies(idRange(0n, settings.cancelWarmup), concurrency, notFound);
+    await latencies(idRange(0n, settings.cancelWarmup), concurrency, refused);
     await latencies(fresh(settings.cancelWarmup), concurrency, cancelRaw);
     await latencies(fresh(settings.cancelWarmup), concurrency, cancelHttp);
     const block = Math.ceil(count / 5);
@@ -399,10 +422,14 @@ const benchCancel = async (
       figures.floor.push(...(await latencies(idRange(0n, size), concurrency, notFound)));
       figures.update.push(...(await latencies(fresh(size), concurrency, cancelRaw)));
       figures.cancel.push(...(await latencies(fresh(size), concurrency, cancelHttp)));
+      figures.refused.push(...(await latencies(idRange(0n, size), concurrency, refused)));
     }
     return figures;
   };
-  return { concurrent: await level(settings.concurrency, settings.cancels), sequential: await level(1, settings.cancelsSequential) };
+  const concurrent = await level(settings.concurrency, settings.cancels);
+  const sequential = await level(1, settings.cancelsSequential);
+  const keyReadUnits = await rawKeyRead(raw, unknownKey.Authorization.slice('Bearer '.length));
+  return { concurrent, sequential, writeUnitsPerCancel: median(writeUnits), keyReadUnits };
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -421,6 +448,8 @@ const report = (m: Measured) => {
   const cancel = summary(m.concurrent.cancel);
   const update1 = summary(m.sequential.update);
   const cancel1 = summary(m.sequential.cancel);
+  const floor1 = summary(m.sequential.floor);
+  const refused1 = summary(m.sequential.refused);
   const gzipBytes = median(m.gzip.wireBytes);
   const cpu = { scan: median(m.scan.cpuMs), list: median(m.list.cpuMs), gzip: median(m.gzip.cpuMs) };
   const live = {
@@ -461,7 +490,8 @@ const report = (m: Measured) => {
       vs: 'baseline_update',
       ratio: cancel.medianMs / update.medianMs,
     },
-    { name: 'gateway_floor_404_c1', what: '404 route_not_found, c=1', ...summary(m.sequential.floor) },
+    { name: 'gateway_floor_404_c1', what: '404 route_not_found, c=1', ...floor1 },
+    { name: 'authorizer_401_c1', what: 'DELETE, unknown key → 401, c=1', ...refused1 },
     { name: 'baseline_update_c1', what: 'raw conditional UpdateItem, c=1', ...update1 },
     {
       name: 'cancel_http_c1',
@@ -498,6 +528,22 @@ const report = (m: Measured) => {
     },
   ].map(({ applies = true, ...t }) => ({ ...t, verdict: !applies ? 'n/a' : t.value <= t.limit ? 'PASS' : 'MISS' }));
 
+  // A function's own time: the request's, less the gateway floor's (client, routing) at c=1.
+  const ownMs = (request: number) => Math.max(1, request - floor1.medianMs);
+  const costInputs = {
+    cancel: { functionMs: ownMs(cancel1.medianMs), writeUnits: m.writeUnitsPerCancel },
+    authorizer: { functionMs: ownMs(refused1.medianMs), readUnits: m.keyReadUnits },
+    list: {
+      orders: settings.orders,
+      functionMs: list.medianMs,
+      gzipFunctionMs: gzip.medianMs,
+      readUnits: m.scanReadUnits,
+      bodyBytes: m.bodyBytes,
+      gzipBytes,
+    },
+  };
+  const cost = costScenarios(costInputs);
+
   const ms = (value: number) => value.toFixed(value < 10 ? 2 : 0);
   const mb = (bytes: number) =>
     Math.abs(bytes) < 1024 * 1024 ? `${Math.round(bytes / 1024)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -533,6 +579,11 @@ const report = (m: Measured) => {
     ),
     ...(paged ? [] : ['  (n/a: each segment fits in one Scan page at this size; use more orders)']),
     '',
+    `cost on AWS at the stack's memory sizes and AWS list prices (us-east-1, no free tier; test/bench/cost.ts), from this run's`,
+    `durations (cancel ${costInputs.cancel.functionMs.toFixed(1)} ms, authorizer ${costInputs.authorizer.functionMs.toFixed(1)} ms: request less the gateway floor at c=1;` +
+      ` list: the whole body) and DynamoDB's units (${m.writeUnitsPerCancel} WRU a cancel, ${m.keyReadUnits} RRU a key read, ${m.scanReadUnits} RRU a Scan of ${settings.orders} orders):`,
+    ...costText(cost),
+    '',
   ];
   const json = {
     settings: { ...settings, node: process.version, cores: cpus().length },
@@ -543,6 +594,7 @@ const report = (m: Measured) => {
     results: Object.fromEntries(rows.map(({ name, ...figures }) => [name, figures])),
     memory: { liveGrowthBytes: live, rssGrowthBytes: m.rssGrowth },
     targets,
+    cost: { inputs: costInputs, scenarios: cost },
     samples: m,
   };
   return { text: lines.join('\n'), json, missed: targets.filter((t) => t.verdict === 'MISS').length };
