@@ -34,3 +34,41 @@ describe('the licence', () => {
     expect((JSON.parse(read('package.json')) as { license: string }).license).toBe('MIT');
   });
 });
+
+describe('the README', () => {
+  const readme = read('README.md');
+
+  it('has no placeholder in a shell block that would break a pasted command (`<…>` is a redirection to the shell)', () => {
+    const shellLines = [...readme.matchAll(/^```(?:sh|bash)\n([\s\S]*?)^```/gm)].flatMap((block) => block[1]!.split('\n'));
+    expect(shellLines.length).toBeGreaterThan(20);
+    // What the shell reads: the line without its comment and without quoted strings.
+    const code = (line: string) => line.replace(/'[^']*'|"(?:[^"\\]|\\.)*"/g, '""').replace(/(^|\s)#.*$/, '');
+    expect(shellLines.filter((line) => /[<>]/.test(code(line)))).toEqual([]);
+  });
+
+  it('has a table of contents that links every section, in the order a reader needs them', () => {
+    const sections = [...readme.matchAll(/^## (.+)$/gm)].map((match) => match[1]!).filter((title) => title !== 'Contents');
+    const contents = /^## Contents\n\n((?:- .+\n)+)/m.exec(readme)?.[1] ?? '';
+    expect(contents.trim().split('\n')).toEqual(
+      sections.map(
+        (title) =>
+          `- [${title}](#${title
+            .toLowerCase()
+            .replace(/[^a-z0-9 -]/g, '')
+            .replace(/ /g, '-')})`,
+      ),
+    );
+    for (const [before, after] of [
+      ['Quick start', 'API'],
+      ['API', 'Local development'],
+      ['Local development', 'Test'],
+      ['Test', 'Deploy'],
+      ['Deploy', 'Operate'],
+      ['Operate', 'Reliability'],
+      ['Reliability', 'Performance'],
+      ['Performance', 'Troubleshooting'],
+    ]) {
+      expect(sections.indexOf(before!), `${before} before ${after}`).toBeLessThan(sections.indexOf(after!));
+    }
+  });
+});
