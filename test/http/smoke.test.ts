@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Service, startService, stopService, uniqueTables } from '../local-service.ts';
+import { type ServiceProcess, startServiceProcess, stopServiceProcess, uniqueTables } from '../service-process.ts';
 import { dynamoDbEndpoint } from '../support.ts';
 
 const key = 'smoke-test-local-key-0123456789';
@@ -34,12 +34,12 @@ const fakeServer = async (answer: ((res: ServerResponse) => void) | 'never') => 
 };
 
 describe('npm run smoke', () => {
-  let service: Service;
+  let service: ServiceProcess;
   beforeAll(async () => {
-    service = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...uniqueTables('smoke') });
+    service = await startServiceProcess('node', { DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...uniqueTables('smoke') });
     expect(service.url, service.output()).toBeDefined();
   });
-  afterAll(() => stopService(service));
+  afterAll(() => stopServiceProcess(service));
 
   it('passes against npm start: the list with and without gzip, 401, 404 route, 404 order, X-Request-Id on every answer', async () => {
     const { status, output } = await smoke(['--base-url', service.url!]);

@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,67 +11,24 @@ import { drainMs } from '../../infra/local/gateway.ts';
 import { localEnvSchema } from '../../infra/local/start.ts';
 import { listApiKeys, revokeApiKey } from '../../shared/api-keys.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
-import { childPids, isRunning, type ServiceProcess, startServiceProcess } from '../service-process.ts';
+import {
+  childPids,
+  isRunning,
+  portAccepts,
+  type ServiceProcess,
+  startServiceProcess,
+  stopServiceProcess,
+  uniqueTables,
+} from '../service-process.ts';
 import { dynamoDbEndpoint, request } from '../support.ts';
 
-type Service = { child: ChildProcess; output: () => string; stateFile: string; url?: string; exitCode?: number | null };
-
-/** Runs `npm start`'s entry point as a real process and waits for its listening line (or its exit). */
-const startService = async (env: Record<string, string | undefined>): Promise<Service> => {
-  const {
-    DYNAMODB_ENDPOINT,
-    ORDERS_TABLE,
-    API_KEYS_TABLE,
-    PORT,
-    SEED_FILE,
-    STORE_API_KEY,
-    DATA_DIR,
-    INIT_CWD,
-    LOCAL_STATE_FILE,
-    ...inherited
-  } = process.env;
-  // Each run records itself in a file of its own, never in the repository's .local/.
-  const stateFile = join(await mkdtemp(join(tmpdir(), 'state-')), 'npm-start.json');
-  const child = spawn(process.execPath, ['infra/local/start.ts'], {
-    env: { ...inherited, PORT: '0', LOCAL_STATE_FILE: stateFile, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = once(child, 'exit').then(([code]) => ({ exitCode: code as number | null }));
-  const listening = new Promise<{ url: string }>((resolve) => {
-    child.stdout?.on('data', () => {
-      const url = /Store Orders API listening on (http:\/\/127\.0\.0\.1:\d+\/v1)\n/.exec(output)?.[1];
-      if (url !== undefined) resolve({ url });
-    });
-  });
-  const first = await Promise.race([listening, exited]);
-  return { child, output: () => output, stateFile, ...first };
-};
-
-const stop = async (service: Service, signal: NodeJS.Signals = 'SIGTERM') => {
-  const exited = once(service.child, 'exit');
-  service.child.kill(signal);
-  const [code] = await exited;
-  return code as number | null;
-};
-
-const tables = () => {
-  const suffix = Math.random().toString(36).slice(2, 10);
-  return { ORDERS_TABLE: `start-orders-${suffix}`, API_KEYS_TABLE: `start-keys-${suffix}` };
-};
+const startService = (env: Record<string, string | undefined>) => startServiceProcess('node', env);
+const stop = stopServiceProcess;
+const tables = () => uniqueTables('start');
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 const key = 'local-test-key-0123456789';
 const auth = { Authorization: `Bearer ${key}` };
-
-const portAccepts = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => resolve(socket.destroy() !== undefined));
-    socket.once('error', () => resolve(false));
-  });
 
 describe('npm start', () => {
   it('serves the demo orders with STORE_API_KEY, logs each request by its id without the key, and stops cleanly on SIGTERM', async () => {
