@@ -10,6 +10,8 @@ import { type FunctionName, functionSettings } from '../../infra/function-settin
  * aws.amazon.com/lambda/pricing (Arm, first tier; response streaming), /api-gateway/pricing
  * (REST API, first 333 million), /dynamodb/pricing/on-demand, /ec2/pricing/on-demand (data
  * transfer out to the internet, first 10 TB). Free tiers are left out. Update when AWS changes them.
+ * Not priced: API Gateway's own charge for streamed responses (its developer guide says response
+ * streaming "incurs charges" and points to the pricing page, whose figure was not available here).
  */
 export const prices = {
   lambdaPerGbSecond: 0.0000133334,
