@@ -60,7 +60,10 @@ export interface components {
              * @description Identifier of the animal in the order.
              */
             petId?: number | bigint;
-            /** @description Number of units ordered. */
+            /**
+             * Format: int32
+             * @description Number of units ordered.
+             */
             quantity?: number;
             /**
              * Format: date-time
@@ -78,7 +81,10 @@ export interface components {
             code: string;
             /** @description Human-readable description of the error. */
             message: string;
-            /** @description The HTTP status code of the response. */
+            /**
+             * Format: int32
+             * @description The HTTP status code of the response.
+             */
             status: number;
         };
     };

@@ -11,6 +11,7 @@ import {
   operationContracts,
 } from '../../shared/openapi.ts';
 import { deprecationHeaders, type Route, routes } from '../../shared/routes.ts';
+import { orderSchema } from '../../shared/schemas.ts';
 import { deprecatedRoute } from '../fixtures/deprecated-route.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
@@ -130,6 +131,14 @@ describe('the OpenAPI document', () => {
     // As in the specification, no Order field is required.
     expect(order.required).toBeUndefined();
     expect((document.components!.schemas!.Error as { required: string[] }).required).toEqual(['code', 'message', 'status']);
+  });
+
+  it('documents quantity with the int32 bounds the code holds stored orders to', () => {
+    const quantity = (document.components?.schemas?.Order as { properties: Record<string, Json> }).properties.quantity!;
+    expect(quantity).toMatchObject({ type: 'integer', format: 'int32' });
+    const accepts = (value: bigint) => orderSchema.shape.quantity.safeParse(value.toString()).success;
+    const [minimum, maximum] = [BigInt(quantity.minimum as number), BigInt(quantity.maximum as number)];
+    expect([accepts(minimum - 1n), accepts(minimum), accepts(maximum), accepts(maximum + 1n)]).toEqual([false, true, true, false]);
   });
 
   it('documents the headers of every answer', () => {
