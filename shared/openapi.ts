@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { type ErrorCode, errorCodes, gatewayResponseCodes } from './errors.ts';
-import { apiVersion, type Operation, type Route, routes } from './routes.ts';
+import { apiVersion, deprecationHeaders, type Operation, type Route, routes } from './routes.ts';
 import { errorRecordSchema, INT32_MAX, INT32_MIN, int64Text, orderSchema } from './schemas.ts';
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
@@ -103,7 +103,11 @@ export const operationContracts: Readonly<Record<Operation, OperationContract>> 
       description: 'Every order, as a JSON array.',
       body: z.array(orderWireSchema),
       headers: {
-        Vary: { required: true, description: 'Always `Accept-Encoding`: the body’s encoding depends on it.', schema: { type: 'string' } },
+        Vary: {
+          required: true,
+          description: 'Always `Accept-Encoding`: the body’s encoding depends on it.',
+          schema: { type: 'string', const: 'Accept-Encoding' },
+        },
         'Content-Encoding': {
           required: false,
           description: '`gzip` when the request sent `Accept-Encoding: gzip`; absent otherwise.',
@@ -173,9 +177,15 @@ const sharedHeaders = {
   'WWW-Authenticate': {
     required: true,
     description: 'The authentication scheme to use: `Bearer` (RFC 6750).',
-    schema: { type: 'string', pattern: '^Bearer' },
+    // Exactly what errorHeaders (shared/errors.ts) sends, from the functions and from the gateway.
+    schema: { type: 'string', const: 'Bearer' },
   },
-  'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
+  'Retry-After': {
+    required: true,
+    description:
+      'Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3). The service sends 1 today; it never asks for more than an hour.',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 3600 },
+  },
 } as const satisfies Record<string, HeaderObject>;
 
 const headerRef = (name: keyof typeof sharedHeaders) => ({ $ref: `#/components/headers/${name}` });
@@ -185,18 +195,24 @@ const envelopeHeaders = { 'X-Request-Id': headerRef('X-Request-Id'), 'Cache-Cont
 const deprecationHeaderObjects = (route: Route, required: boolean): Record<string, HeaderObject> => {
   if (route.deprecation === undefined) return {};
   const where = required ? '' : ' Sent when the service answers; the gateway’s own answers (401, 429, …) do not carry it.';
+  // Each value is fixed by the route table: documented as the exact text the route sends.
+  const sent = deprecationHeaders(route);
   return {
     Deprecation: {
       required,
       description: `RFC 9745: the operation is deprecated since this time (\`@\` + Unix seconds).${where}`,
-      schema: { type: 'string', pattern: '^@-?[0-9]+$' },
+      schema: { type: 'string', const: sent.Deprecation },
     },
     Sunset: {
       required,
       description: `RFC 8594: the HTTP-date after which the operation stops answering.${where}`,
-      schema: { type: 'string' },
+      schema: { type: 'string', const: sent.Sunset },
     },
-    Link: { required, description: `The operation’s successor, \`rel="successor-version"\`.${where}`, schema: { type: 'string' } },
+    Link: {
+      required,
+      description: `The operation’s successor, \`rel="successor-version"\`.${where}`,
+      schema: { type: 'string', const: sent.Link },
+    },
   };
 };
 
@@ -269,9 +285,12 @@ const operationOf = (route: Route, contract: OperationContract): RouteConfig => 
   };
 };
 
+// `x-internal` names each server's audience (OWASP API9): the stages serve the API's clients;
+// the local server is for the developers of this service.
 const stageServer = (stage: 'production' | 'staging', description: string) => ({
   url: `https://{apiId}.execute-api.{region}.amazonaws.com/${stage}/${apiVersion}`,
   description,
+  'x-internal': false,
   variables: {
     apiId: { default: 'API_ID', description: `The id of the ${stage} stack’s REST API (the stack’s output).` },
     region: { default: 'us-east-1', description: `The AWS region the ${stage} stack is deployed to.` },
@@ -314,7 +333,11 @@ export const buildOpenApiDocument = (
     servers: [
       stageServer('production', 'Production'),
       stageServer('staging', 'Staging'),
-      { url: `http://127.0.0.1:3000/${apiVersion}`, description: 'Local: `npm start` on this machine (PORT changes the port)' },
+      {
+        url: `http://127.0.0.1:3000/${apiVersion}`,
+        description: 'Local: `npm start` on this machine (PORT changes the port)',
+        'x-internal': true,
+      },
     ],
     tags: [{ name: 'orders', description: 'Orders of the store.' }],
   });

@@ -97,8 +97,8 @@ export interface components {
         /** @description Always `no-store`: answers are never cached. */
         "Cache-Control": "no-store";
         /** @description The authentication scheme to use: `Bearer` (RFC 6750). */
-        "WWW-Authenticate": string;
-        /** @description Seconds to wait before retrying. */
+        "WWW-Authenticate": "Bearer";
+        /** @description Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3). The service sends 1 today; it never asks for more than an hour. */
         "Retry-After": number;
     };
     pathItems: never;
@@ -120,7 +120,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     /** @description Always `Accept-Encoding`: the body’s encoding depends on it. */
-                    Vary: string;
+                    Vary: "Accept-Encoding";
                     /** @description `gzip` when the request sent `Accept-Encoding: gzip`; absent otherwise. */
                     "Content-Encoding"?: "gzip";
                     [name: string]: unknown;

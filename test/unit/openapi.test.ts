@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type ErrorCode, errorCodes, gatewayResponseCodes } from '../../shared/errors.ts';
+import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from '../../shared/errors.ts';
 import {
   buildOpenApiDocument,
   generateClientTypes,
@@ -66,6 +66,8 @@ describe('the OpenAPI document', () => {
       ['Staging', 'https://{apiId}.execute-api.{region}.amazonaws.com/staging/v1'],
       ['Local: `npm start` on this machine (PORT changes the port)', 'http://127.0.0.1:3000/v1'],
     ]);
+    // Each server's audience (OWASP API9): the stages serve the API's clients, npm start its developers.
+    expect(document.servers?.map((server) => (server as { 'x-internal'?: boolean })['x-internal'])).toEqual([false, false, true]);
     for (const server of document.servers ?? []) {
       for (const name of server.url.match(/\{[^}]+\}/g) ?? []) expect(server.variables?.[name.slice(1, -1)]?.default).toBeTypeOf('string');
     }
@@ -147,12 +149,16 @@ describe('the OpenAPI document', () => {
         const headers = Object.fromEntries(Object.entries(response.headers ?? {}).map(([name, header]) => [name, deref(header)]));
         expect(headers['X-Request-Id']?.required, `${operation.operationId} ${status}`).toBe(true);
         expect(headers['Cache-Control']).toMatchObject({ required: true, schema: { const: 'no-store' } });
-        if (status === '401') expect(headers['WWW-Authenticate']?.required).toBe(true);
+        if (status === '401')
+          expect(headers['WWW-Authenticate']).toMatchObject({
+            required: true,
+            schema: { const: errorHeaders('unauthorized')['WWW-Authenticate'] },
+          });
         if (status === '429' || status === '503') expect(headers['Retry-After']?.required).toBe(true);
       }
     }
     const list = operation('listOrders').responses['200']!.headers!;
-    expect(list.Vary).toMatchObject({ required: true });
+    expect(list.Vary).toMatchObject({ required: true, schema: { const: 'Accept-Encoding' } });
     expect(list['Content-Encoding']).toMatchObject({ required: false, schema: { enum: ['gzip'] } });
   });
 
