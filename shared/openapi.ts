@@ -10,7 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { type ErrorCode, errorCodes, gatewayResponseCodes } from './errors.ts';
+import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from './errors.ts';
 import { apiVersion, deprecationHeaders, type Operation, type Route, routes } from './routes.ts';
 import { errorRecordSchema, INT32_MAX, INT32_MIN, int64Text, orderSchema } from './schemas.ts';
 
@@ -216,10 +216,17 @@ const deprecationHeaderObjects = (route: Route, required: boolean): Record<strin
   };
 };
 
-const errorHeaderRefs = (status: number): Record<string, { $ref: string }> => {
-  if (status === 401) return { 'WWW-Authenticate': headerRef('WWW-Authenticate') };
-  if (status === 429 || status === 503) return { 'Retry-After': headerRef('Retry-After') };
-  return {};
+/** The headers errorHeaders (shared/errors.ts) adds to the codes of one status, as references. */
+const errorHeaderRefs = (codes: readonly ErrorCode[]): Record<string, { $ref: string }> => {
+  const names = new Set(codes.flatMap((code) => Object.keys(errorHeaders(code))));
+  return Object.fromEntries(
+    [...names].map((name) => {
+      // A header only some codes of the status carry could not be `required`: decide it here first.
+      if (!codes.every((code) => name in errorHeaders(code))) throw new Error(`${name} is sent with only some codes of ${codes}`);
+      if (!(name in sharedHeaders)) throw new Error(`errorHeaders sends ${name}, which has no header component`);
+      return [name, headerRef(name as keyof typeof sharedHeaders)];
+    }),
+  );
 };
 
 const errorResponse = (route: Route, contract: OperationContract, status: number, codes: readonly ErrorCode[]): ResponseConfig => {
@@ -229,7 +236,7 @@ const errorResponse = (route: Route, contract: OperationContract, status: number
   const lines = codes.map((code) => `- \`${code}\`${source(code)}: ${errorCodes[code].message}`);
   return {
     description: `Error record. Possible \`code\` values:\n\n${lines.join('\n')}`,
-    headers: { ...envelopeHeaders, ...errorHeaderRefs(status), ...deprecationHeaderObjects(route, false) },
+    headers: { ...envelopeHeaders, ...errorHeaderRefs(codes), ...deprecationHeaderObjects(route, false) },
     content: {
       'application/json': {
         schema: z.intersection(

@@ -154,7 +154,13 @@ describe('the OpenAPI document', () => {
             required: true,
             schema: { const: errorHeaders('unauthorized')['WWW-Authenticate'] },
           });
-        if (status === '429' || status === '503') expect(headers['Retry-After']?.required).toBe(true);
+        if (['429', '503', '504'].includes(status))
+          expect(headers['Retry-After']?.required, `${operation.operationId} ${status}`).toBe(true);
+        // Every header the error table adds to a code of this status (Retry-After on 504 too).
+        const codes = (response.content?.['application/json']?.schema.allOf as Json[] | undefined)?.[1] as
+          { properties: { code: { enum: ErrorCode[] } } } | undefined;
+        for (const code of codes?.properties.code.enum ?? [])
+          for (const name of Object.keys(errorHeaders(code))) expect(headers[name]?.required, `${code}: ${name}`).toBe(true);
       }
     }
     const list = operation('listOrders').responses['200']!.headers!;
