@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { functionEnvSchema, readConfig } from '../shared/config.ts';
 import { callDeadline, createDocumentClient } from '../shared/dynamo.ts';
-import { apiError } from '../shared/errors.ts';
+import { apiError, notCancellableMessage } from '../shared/errors.ts';
 import { httpMiddleware } from '../shared/http.ts';
 import { logger, metricNames, metrics } from '../shared/observability.ts';
 import { parseOrderId } from '../shared/order-id.ts';
@@ -33,12 +33,7 @@ const cancel = async (event: APIGatewayProxyEvent, context: Context): Promise<AP
     case 'not_cancellable':
       metrics.addMetric(metricNames.cancelConflicts, 'Count', 1);
       if (result.status === 'shipped') throw apiError('order_already_shipped');
-      throw apiError(
-        'order_not_cancellable',
-        result.status === undefined
-          ? 'The order has no status and cannot be cancelled.'
-          : `The order is ${JSON.stringify(result.status)}, not "pending", and cannot be cancelled.`,
-      );
+      throw apiError('order_not_cancellable', notCancellableMessage(result.status));
   }
 };
 

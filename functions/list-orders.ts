@@ -5,7 +5,7 @@ import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { functionEnvSchema, readConfig } from '../shared/config.ts';
 import { callDeadline, type Deadline, createDocumentClient } from '../shared/dynamo.ts';
-import { apiError } from '../shared/errors.ts';
+import { apiError, listTooLargeMessage } from '../shared/errors.ts';
 import { acceptsGzip, header, httpMiddleware } from '../shared/http.ts';
 import { flushMetrics, logger, metricNames, metrics } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
@@ -39,9 +39,7 @@ const checkListFits = async (gzip: boolean, deadline: Deadline) => {
   logger.warn('list refused: too many orders for one response', { itemCount: itemCount.value, gzip });
   throw apiError(
     'list_too_large',
-    gzip || itemCount.value > config.LIST_MAX_ORDERS_GZIP
-      ? `The store holds about ${itemCount.value} orders, more than one response can carry (${config.LIST_MAX_ORDERS_GZIP} with gzip): wait for the paginated /v2 list.`
-      : `The store holds about ${itemCount.value} orders, more than one uncompressed response can carry (${config.LIST_MAX_ORDERS}): send "Accept-Encoding: gzip".`,
+    listTooLargeMessage(itemCount.value, gzip, { plain: config.LIST_MAX_ORDERS, gzip: config.LIST_MAX_ORDERS_GZIP }),
   );
 };
 

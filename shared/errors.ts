@@ -1,5 +1,5 @@
 import { createError, HttpError } from '@middy/util';
-import type { ErrorRecord } from './schemas.ts';
+import { type ErrorRecord, stringBounds } from './schemas.ts';
 
 /**
  * The one table of error codes. The functions, the API Gateway responses (infra) and the
@@ -34,6 +34,21 @@ export const errorRecord = (code: ErrorCode, message?: string): ErrorRecord => (
   message: message ?? errorCodes[code].message,
   status: errorCodes[code].status,
 });
+
+/** The 409 message for an order in another non-pending status (`undefined`: it has none). */
+export const notCancellableMessage = (status: string | undefined): string => {
+  if (status === undefined) return 'The order has no status and cannot be cancelled.';
+  // A status longer than an Order's may be breaks the table contract: quoting it would stretch
+  // the message past Error.message's bound, so the table's text is used instead.
+  if (status.length > stringBounds.orderStatus) return errorCodes.order_not_cancellable.message;
+  return `The order is ${JSON.stringify(status)}, not "pending", and cannot be cancelled.`;
+};
+
+/** The 406 message when the store holds more orders than the list may send (see README, "List size"). */
+export const listTooLargeMessage = (itemCount: number, gzip: boolean, limits: { plain: number; gzip: number }): string =>
+  gzip || itemCount > limits.gzip
+    ? `The store holds about ${itemCount} orders, more than one response can carry (${limits.gzip} with gzip): wait for the paginated /v2 list.`
+    : `The store holds about ${itemCount} orders, more than one uncompressed response can carry (${limits.plain}): send "Accept-Encoding: gzip".`;
 
 /** Headers every error of this code carries besides Content-Type. */
 export const errorHeaders = (code: ErrorCode): Record<string, string> => {

@@ -10,9 +10,9 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { type ErrorCode, errorCodes, gatewayResponseCodes } from './errors.ts';
-import { apiVersion, type Operation, type Route, routes } from './routes.ts';
-import { errorRecordSchema, int64Text, integerText, orderSchema } from './schemas.ts';
+import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from './errors.ts';
+import { apiVersion, deprecationHeaders, type Operation, type Route, routes } from './routes.ts';
+import { errorRecordSchema, INT32_MAX, INT32_MIN, int64Text, orderSchema } from './schemas.ts';
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
 type HeaderObject = { description: string; required?: boolean; schema: Record<string, unknown> };
@@ -39,7 +39,14 @@ export const orderWireSchema = orderSchema
   .extend({
     id: wireInt64('Unique order identifier.'),
     petId: wireInt64('Identifier of the animal in the order.'),
-    quantity: integerText.meta({ type: 'integer', description: 'Number of units ordered.' }),
+    quantity: orderSchema.shape.quantity.meta({
+      type: 'integer',
+      format: 'int32',
+      // int32 bounds are safe JavaScript numbers: they can be written as such.
+      minimum: Number(INT32_MIN),
+      maximum: Number(INT32_MAX),
+      description: 'Number of units ordered.',
+    }),
     shipDate: orderSchema.shape.shipDate.meta({ description: 'Expected or actual ship date (RFC 3339 date-time).' }),
     complete: orderSchema.shape.complete.meta({ description: 'Whether the order has been fulfilled.' }),
     status: orderSchema.shape.status.meta({
@@ -63,7 +70,7 @@ export const errorWireSchema = errorRecordSchema
       description: 'Machine-readable error code (snake_case); each response lists its possible values.',
     }),
     message: errorRecordSchema.shape.message.meta({ description: 'Human-readable description of the error.' }),
-    status: errorRecordSchema.shape.status.meta({ description: 'The HTTP status code of the response.' }),
+    status: errorRecordSchema.shape.status.meta({ format: 'int32', description: 'The HTTP status code of the response.' }),
   })
   .meta({ id: 'Error', description: 'Every error answer, from the service and from the API gateway itself.' });
 
@@ -96,7 +103,11 @@ export const operationContracts: Readonly<Record<Operation, OperationContract>> 
       description: 'Every order, as a JSON array.',
       body: z.array(orderWireSchema),
       headers: {
-        Vary: { required: true, description: 'Always `Accept-Encoding`: the body’s encoding depends on it.', schema: { type: 'string' } },
+        Vary: {
+          required: true,
+          description: 'Always `Accept-Encoding`: the body’s encoding depends on it.',
+          schema: { type: 'string', const: 'Accept-Encoding' },
+        },
         'Content-Encoding': {
           required: false,
           description: '`gzip` when the request sent `Accept-Encoding: gzip`; absent otherwise.',
@@ -166,9 +177,15 @@ const sharedHeaders = {
   'WWW-Authenticate': {
     required: true,
     description: 'The authentication scheme to use: `Bearer` (RFC 6750).',
-    schema: { type: 'string', pattern: '^Bearer' },
+    // Exactly what errorHeaders (shared/errors.ts) sends, from the functions and from the gateway.
+    schema: { type: 'string', const: 'Bearer' },
   },
-  'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
+  'Retry-After': {
+    required: true,
+    description:
+      'Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3). The service sends 1 today; it never asks for more than an hour.',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 3600 },
+  },
 } as const satisfies Record<string, HeaderObject>;
 
 const headerRef = (name: keyof typeof sharedHeaders) => ({ $ref: `#/components/headers/${name}` });
@@ -178,25 +195,38 @@ const envelopeHeaders = { 'X-Request-Id': headerRef('X-Request-Id'), 'Cache-Cont
 const deprecationHeaderObjects = (route: Route, required: boolean): Record<string, HeaderObject> => {
   if (route.deprecation === undefined) return {};
   const where = required ? '' : ' Sent when the service answers; the gateway’s own answers (401, 429, …) do not carry it.';
+  // Each value is fixed by the route table: documented as the exact text the route sends.
+  const sent = deprecationHeaders(route);
   return {
     Deprecation: {
       required,
       description: `RFC 9745: the operation is deprecated since this time (\`@\` + Unix seconds).${where}`,
-      schema: { type: 'string', pattern: '^@-?[0-9]+$' },
+      schema: { type: 'string', const: sent.Deprecation },
     },
     Sunset: {
       required,
       description: `RFC 8594: the HTTP-date after which the operation stops answering.${where}`,
-      schema: { type: 'string' },
+      schema: { type: 'string', const: sent.Sunset },
     },
-    Link: { required, description: `The operation’s successor, \`rel="successor-version"\`.${where}`, schema: { type: 'string' } },
+    Link: {
+      required,
+      description: `The operation’s successor, \`rel="successor-version"\`.${where}`,
+      schema: { type: 'string', const: sent.Link },
+    },
   };
 };
 
-const errorHeaderRefs = (status: number): Record<string, { $ref: string }> => {
-  if (status === 401) return { 'WWW-Authenticate': headerRef('WWW-Authenticate') };
-  if (status === 429 || status === 503) return { 'Retry-After': headerRef('Retry-After') };
-  return {};
+/** The headers errorHeaders (shared/errors.ts) adds to the codes of one status, as references. */
+const errorHeaderRefs = (codes: readonly ErrorCode[]): Record<string, { $ref: string }> => {
+  const names = new Set(codes.flatMap((code) => Object.keys(errorHeaders(code))));
+  return Object.fromEntries(
+    [...names].map((name) => {
+      // A header only some codes of the status carry could not be `required`: decide it here first.
+      if (!codes.every((code) => name in errorHeaders(code))) throw new Error(`${name} is sent with only some codes of ${codes}`);
+      if (!(name in sharedHeaders)) throw new Error(`errorHeaders sends ${name}, which has no header component`);
+      return [name, headerRef(name as keyof typeof sharedHeaders)];
+    }),
+  );
 };
 
 const errorResponse = (route: Route, contract: OperationContract, status: number, codes: readonly ErrorCode[]): ResponseConfig => {
@@ -206,14 +236,19 @@ const errorResponse = (route: Route, contract: OperationContract, status: number
   const lines = codes.map((code) => `- \`${code}\`${source(code)}: ${errorCodes[code].message}`);
   return {
     description: `Error record. Possible \`code\` values:\n\n${lines.join('\n')}`,
-    headers: { ...envelopeHeaders, ...errorHeaderRefs(status), ...deprecationHeaderObjects(route, false) },
+    headers: { ...envelopeHeaders, ...errorHeaderRefs(codes), ...deprecationHeaderObjects(route, false) },
     content: {
       'application/json': {
         schema: z.intersection(
           errorWireSchema,
           z.object({
             code: z.enum(codes as [ErrorCode, ...ErrorCode[]]),
-            status: z.literal(status).meta({ type: 'integer', const: status }),
+            // Only a `const`: Error.status gives the type, format and bounds. (z.literal would add
+            // `type`, and the OWASP ruleset would then ask for format and bounds once more.)
+            status: z
+              .unknown()
+              .refine((value) => value === status)
+              .meta({ const: status }),
           }),
         ),
       },
@@ -257,9 +292,12 @@ const operationOf = (route: Route, contract: OperationContract): RouteConfig => 
   };
 };
 
+// `x-internal` names each server's audience (OWASP API9): the stages serve the API's clients;
+// the local server is for the developers of this service.
 const stageServer = (stage: 'production' | 'staging', description: string) => ({
   url: `https://{apiId}.execute-api.{region}.amazonaws.com/${stage}/${apiVersion}`,
   description,
+  'x-internal': false,
   variables: {
     apiId: { default: 'API_ID', description: `The id of the ${stage} stack’s REST API (the stack’s output).` },
     region: { default: 'us-east-1', description: `The AWS region the ${stage} stack is deployed to.` },
@@ -302,7 +340,11 @@ export const buildOpenApiDocument = (
     servers: [
       stageServer('production', 'Production'),
       stageServer('staging', 'Staging'),
-      { url: `http://127.0.0.1:3000/${apiVersion}`, description: 'Local: `npm start` on this machine (PORT changes the port)' },
+      {
+        url: `http://127.0.0.1:3000/${apiVersion}`,
+        description: 'Local: `npm start` on this machine (PORT changes the port)',
+        'x-internal': true,
+      },
     ],
     tags: [{ name: 'orders', description: 'Orders of the store.' }],
   });

@@ -6,15 +6,35 @@ export const INT64_MAX = 2n ** 63n - 1n;
 
 export const inInt64Range = (value: bigint) => value >= INT64_MIN && value <= INT64_MAX;
 
+/** int32 bounds: `quantity` is an int32 in the Swagger petstore's Order, which the specification's Order comes from. */
+export const INT32_MIN = -(2n ** 31n);
+export const INT32_MAX = 2n ** 31n - 1n;
+
+export const inInt32Range = (value: bigint) => value >= INT32_MIN && value <= INT32_MAX;
+
 /** An integer written in base 10 with every digit kept (ids never pass through `number`). */
 /** A JSON-style integer literal: optional minus, no leading zeros. */
 export const integerPattern = /^-?(0|[1-9][0-9]*)$/;
 export const integerText = z.string().regex(integerPattern, 'expected a base-10 integer');
 // zod runs every check even after the regex failed: BigInt must only see integer text.
-export const int64Text = integerText.refine(
-  (text) => !integerPattern.test(text) || (text.length <= 20 && inInt64Range(BigInt(text))),
-  'outside the int64 range',
-);
+const integerTextIn = (inRange: (value: bigint) => boolean, message: string) =>
+  integerText.refine((text) => !integerPattern.test(text) || (text.length <= 20 && inRange(BigInt(text))), message);
+export const int64Text = integerTextIn(inInt64Range, 'outside the int64 range');
+export const int32Text = integerTextIn(inInt32Range, 'outside the int32 range');
+
+/**
+ * Length bounds of the strings the service sends (OWASP API4: a client can size its buffers).
+ * A longer stored value breaks the table contract like any other bad field (see toOrder).
+ */
+export const stringBounds = {
+  /** RFC 3339 with nanoseconds and an offset is 35 characters; only absurd fractions are longer. */
+  shipDate: 64,
+  /** The statuses in use are one word; other systems' values get room to spare. */
+  orderStatus: 64,
+  errorCode: 64,
+  /** The longest message the code can produce is far shorter (test/unit/errors.test.ts). */
+  errorMessage: 1024,
+} as const;
 
 /**
  * An order as this service holds it between DynamoDB and the client: numbers as exact
@@ -24,10 +44,10 @@ export const int64Text = integerText.refine(
 export const orderSchema = z.object({
   id: int64Text,
   petId: int64Text.optional(),
-  quantity: integerText.optional(),
-  shipDate: z.iso.datetime({ offset: true }).optional(),
+  quantity: int32Text.optional(),
+  shipDate: z.iso.datetime({ offset: true }).max(stringBounds.shipDate).optional(),
   complete: z.boolean().optional(),
-  status: z.string().min(1).optional(),
+  status: z.string().min(1).max(stringBounds.orderStatus).optional(),
 });
 export type Order = z.infer<typeof orderSchema>;
 
@@ -36,9 +56,13 @@ export const orderStatus = { pending: 'pending', shipped: 'shipped', cancelled: 
 
 /** The Error record of the specification: every field required. */
 export const errorRecordSchema = z.object({
-  code: z.string(),
-  message: z.string(),
-  status: z.int(),
+  code: z
+    .string()
+    .max(stringBounds.errorCode)
+    .regex(/^[a-z][a-z0-9_]*$/),
+  message: z.string().min(1).max(stringBounds.errorMessage),
+  // RFC 9110 §15: a status code outside 100..599 is invalid.
+  status: z.int().min(100).max(599),
 });
 export type ErrorRecord = z.infer<typeof errorRecordSchema>;
 
@@ -53,7 +77,7 @@ const storedNumber = z.preprocess(
 export const storedOrderSchema = z.object({
   id: storedNumber.pipe(int64Text),
   petId: storedNumber.pipe(int64Text).optional(),
-  quantity: storedNumber.pipe(integerText).optional(),
+  quantity: storedNumber.pipe(int32Text).optional(),
   shipDate: orderSchema.shape.shipDate,
   complete: orderSchema.shape.complete,
   status: orderSchema.shape.status,
@@ -68,7 +92,7 @@ export const seedOrderSchema = z
   .strictObject({
     id: seedInt64,
     petId: seedInt64.optional(),
-    quantity: z.bigint({ error: 'expected an integer' }).optional(),
+    quantity: z.bigint({ error: 'expected an integer' }).refine(inInt32Range, 'outside the int32 range').optional(),
     shipDate: orderSchema.shape.shipDate,
     complete: orderSchema.shape.complete,
     status: orderSchema.shape.status,

@@ -60,7 +60,10 @@ export interface components {
              * @description Identifier of the animal in the order.
              */
             petId?: number | bigint;
-            /** @description Number of units ordered. */
+            /**
+             * Format: int32
+             * @description Number of units ordered.
+             */
             quantity?: number;
             /**
              * Format: date-time
@@ -78,7 +81,10 @@ export interface components {
             code: string;
             /** @description Human-readable description of the error. */
             message: string;
-            /** @description The HTTP status code of the response. */
+            /**
+             * Format: int32
+             * @description The HTTP status code of the response.
+             */
             status: number;
         };
     };
@@ -91,8 +97,8 @@ export interface components {
         /** @description Always `no-store`: answers are never cached. */
         "Cache-Control": "no-store";
         /** @description The authentication scheme to use: `Bearer` (RFC 6750). */
-        "WWW-Authenticate": string;
-        /** @description Seconds to wait before retrying. */
+        "WWW-Authenticate": "Bearer";
+        /** @description Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3). The service sends 1 today; it never asks for more than an hour. */
         "Retry-After": number;
     };
     pathItems: never;
@@ -114,7 +120,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     /** @description Always `Accept-Encoding`: the body’s encoding depends on it. */
-                    Vary: string;
+                    Vary: "Accept-Encoding";
                     /** @description `gzip` when the request sent `Accept-Encoding: gzip`; absent otherwise. */
                     "Content-Encoding"?: "gzip";
                     [name: string]: unknown;
@@ -255,6 +261,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -444,6 +451,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -57,6 +57,21 @@ describe('listing orders (parallel Scan)', () => {
     );
   });
 
+  it('drops a quantity outside int32 and strings longer than the OpenAPI document allows, keeping values at the bounds', async () => {
+    const { client, orders } = await createTestTables([]);
+    const put = (Item: Record<string, unknown>) => client.send(new PutItemCommand({ TableName: orders.tableName, Item: Item as never }));
+    const longDate = `2026-12-01T10:00:00.${'1'.repeat(60)}Z`;
+    await put({ id: { N: '1' }, quantity: { N: '2147483648' }, shipDate: { S: longDate }, status: { S: 'x'.repeat(65) } });
+    await put({ id: { N: '2' }, quantity: { N: '-2147483648' }, status: { S: 'x'.repeat(64) } });
+    const reports: InvalidItemReport[] = [];
+    const listed = (await listAll(orders, { onInvalid: (report) => reports.push(report) })).flat();
+    expect(listed.sort((a, b) => Number(a.id) - Number(b.id))).toEqual([
+      { id: '1' },
+      { id: '2', quantity: '-2147483648', status: 'x'.repeat(64) },
+    ]);
+    expect(reports).toEqual([{ id: '1', fields: expect.arrayContaining(['quantity', 'shipDate', 'status']), dropped: 'fields' }]);
+  });
+
   it('answers 503 service_unavailable when DynamoDB cannot be reached', async () => {
     const { createDocumentClient } = await import('../../shared/dynamo.ts');
     const unreachable = { client: createDocumentClient({ endpoint: 'http://127.0.0.1:9' }), tableName: 'orders' };

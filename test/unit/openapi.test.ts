@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type ErrorCode, errorCodes, gatewayResponseCodes } from '../../shared/errors.ts';
+import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from '../../shared/errors.ts';
 import {
   buildOpenApiDocument,
   generateClientTypes,
@@ -11,6 +11,7 @@ import {
   operationContracts,
 } from '../../shared/openapi.ts';
 import { deprecationHeaders, type Route, routes } from '../../shared/routes.ts';
+import { orderSchema } from '../../shared/schemas.ts';
 import { deprecatedRoute } from '../fixtures/deprecated-route.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
@@ -65,6 +66,8 @@ describe('the OpenAPI document', () => {
       ['Staging', 'https://{apiId}.execute-api.{region}.amazonaws.com/staging/v1'],
       ['Local: `npm start` on this machine (PORT changes the port)', 'http://127.0.0.1:3000/v1'],
     ]);
+    // Each server's audience (OWASP API9): the stages serve the API's clients, npm start its developers.
+    expect(document.servers?.map((server) => (server as { 'x-internal'?: boolean })['x-internal'])).toEqual([false, false, true]);
     for (const server of document.servers ?? []) {
       for (const name of server.url.match(/\{[^}]+\}/g) ?? []) expect(server.variables?.[name.slice(1, -1)]?.default).toBeTypeOf('string');
     }
@@ -132,18 +135,36 @@ describe('the OpenAPI document', () => {
     expect((document.components!.schemas!.Error as { required: string[] }).required).toEqual(['code', 'message', 'status']);
   });
 
+  it('documents quantity with the int32 bounds the code holds stored orders to', () => {
+    const quantity = (document.components?.schemas?.Order as { properties: Record<string, Json> }).properties.quantity!;
+    expect(quantity).toMatchObject({ type: 'integer', format: 'int32' });
+    const accepts = (value: bigint) => orderSchema.shape.quantity.safeParse(value.toString()).success;
+    const [minimum, maximum] = [BigInt(quantity.minimum as number), BigInt(quantity.maximum as number)];
+    expect([accepts(minimum - 1n), accepts(minimum), accepts(maximum), accepts(maximum + 1n)]).toEqual([false, true, true, false]);
+  });
+
   it('documents the headers of every answer', () => {
     for (const { operation } of operations) {
       for (const [status, response] of Object.entries(operation.responses)) {
         const headers = Object.fromEntries(Object.entries(response.headers ?? {}).map(([name, header]) => [name, deref(header)]));
         expect(headers['X-Request-Id']?.required, `${operation.operationId} ${status}`).toBe(true);
         expect(headers['Cache-Control']).toMatchObject({ required: true, schema: { const: 'no-store' } });
-        if (status === '401') expect(headers['WWW-Authenticate']?.required).toBe(true);
-        if (status === '429' || status === '503') expect(headers['Retry-After']?.required).toBe(true);
+        if (status === '401')
+          expect(headers['WWW-Authenticate']).toMatchObject({
+            required: true,
+            schema: { const: errorHeaders('unauthorized')['WWW-Authenticate'] },
+          });
+        if (['429', '503', '504'].includes(status))
+          expect(headers['Retry-After']?.required, `${operation.operationId} ${status}`).toBe(true);
+        // Every header the error table adds to a code of this status (Retry-After on 504 too).
+        const codes = (response.content?.['application/json']?.schema.allOf as Json[] | undefined)?.[1] as
+          { properties: { code: { enum: ErrorCode[] } } } | undefined;
+        for (const code of codes?.properties.code.enum ?? [])
+          for (const name of Object.keys(errorHeaders(code))) expect(headers[name]?.required, `${code}: ${name}`).toBe(true);
       }
     }
     const list = operation('listOrders').responses['200']!.headers!;
-    expect(list.Vary).toMatchObject({ required: true });
+    expect(list.Vary).toMatchObject({ required: true, schema: { const: 'Accept-Encoding' } });
     expect(list['Content-Encoding']).toMatchObject({ required: false, schema: { enum: ['gzip'] } });
   });
 

@@ -19,6 +19,7 @@ describe('SEED_FILE parsing', () => {
     ['an entry without id', '[{"id": 1}, {"petId": 2}]', /SEED_FILE s\.json: entry 1: id: expected an integer/],
     ['a quoted id', '[{"id": "1"}]', /entry 0 \(id 1\): id: expected an integer/],
     ['a decimal quantity', '[{"id": 1, "quantity": 1.5}]', /entry 0 \(id 1\): quantity: expected an integer/],
+    ['a quantity beyond int32', '[{"id": 1, "quantity": 2147483648}]', /entry 0 \(id 1\): quantity: outside the int32 range/],
     ['an id beyond int64', '[{"id": 9223372036854775808}]', /entry 0 \(id 9223372036854775808\): id: outside the int64 range/],
     ['a date that is not RFC 3339', '[{"id": 1, "shipDate": "tomorrow"}]', /entry 0 \(id 1\): shipDate/],
     ['a string complete flag', '[{"id": 1, "complete": "yes"}]', /entry 0 \(id 1\): complete/],
