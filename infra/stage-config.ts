@@ -72,6 +72,9 @@ export type Tier = {
   readonly dailyQuota: number;
 };
 
+/** The usage plan of a tier: the stack names it so, and the key tool finds it by this name (infra/usage-plans.ts). */
+export const usagePlanName = (stage: string, tier: string): string => `store-orders-${stage}-${tier}`;
+
 /** The local run's developer tier: no limits at all, so `npm run load` and `npm run bench` measure the service. */
 export const unlimitedTier = 'unlimited';
 export type LocalTierName = TierName | typeof unlimitedTier;

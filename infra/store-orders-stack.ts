@@ -18,6 +18,7 @@ import {
   serviceName,
   type TierName,
   tierProblems,
+  usagePlanName,
 } from './stage-config.ts';
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';
@@ -73,9 +74,6 @@ const invokePermissionAcknowledgement = {
 
 /** A route of the shared route table with the function that serves it and its API method. */
 export type RouteFunction = { readonly name: string; readonly route: Route; readonly fn: StoreFunction; readonly method: apigw.Method };
-
-/** The usage plan of a tier: the key tool finds it by this name (infra/usage-plans.ts). */
-export const usagePlanName = (stage: string, tier: string): string => `store-orders-${stage}-${tier}`;
 
 /**
  * One stage of the Store Orders Service: the orders and API-keys tables, the TOKEN authorizer,
