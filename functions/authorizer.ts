@@ -31,7 +31,8 @@ const authorizationEnvelope: MiddlewareObj<APIGatewayTokenAuthorizerEvent> = {
 };
 
 /**
- * TOKEN authorizer. Allow for a known, unrevoked key. Anything else throws exactly
+ * TOKEN authorizer. Allow for a known, unrevoked key, with its usage identifier (which puts the
+ * request under its tier's usage plan) and its tier. Anything else throws exactly
  * `Unauthorized`, which API Gateway answers with 401 (a Deny policy would give 403). A
  * DynamoDB failure throws something else, so the gateway answers 500 instead of turning
  * every client away as if its key were bad.
@@ -51,7 +52,10 @@ const authorize = async (event: APIGatewayTokenAuthorizerEvent, context: Context
       Version: '2012-10-17',
       Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApiArn(event.methodArn) }],
     },
-    context: { keyId: key.keyId, keyName: key.name },
+    context: { keyId: key.keyId, keyName: key.name, ...(key.tier === undefined ? {} : { tier: key.tier }) },
+    // The usage plan's API key (apiKeySource AUTHORIZER): a value of its own, never the bearer key.
+    // A key issued before usage plans has none, and API Gateway refuses it (INVALID_API_KEY → 401).
+    ...(key.usageKey === undefined ? {} : { usageIdentifierKey: key.usageKey }),
   };
 };
 

@@ -3,7 +3,7 @@
  * the gateway responses (answers given without a function) as Error records of the shared table.
  */
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
-import { errorCodes, errorHeaders, errorRecord, gatewayResponseCodes } from '../shared/errors.ts';
+import { errorCodes, errorRecord, type GatewayResponseType, gatewayResponseCodes, gatewayResponseHeaders } from '../shared/errors.ts';
 
 /**
  * The access log's fields. Status and latency are bare numbers (they always have one) so Logs
@@ -64,7 +64,11 @@ export const addGatewayResponses = (api: apigw.RestApi) => {
     const body = JSON.stringify(errorRecord(code));
     // The body is sent as a template in which $ starts a variable: the records must not hold one.
     if (body.includes('$')) throw new Error(`The ${code} record cannot be a gateway response template: it holds "$"`);
-    const headers = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...errorHeaders(code) };
+    const headers = {
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-store',
+      ...gatewayResponseHeaders(type as GatewayResponseType),
+    };
     api.addGatewayResponse(`GatewayResponse-${type}`, {
       type: apigw.ResponseType.of(type),
       statusCode: String(errorCodes[code].status),

@@ -1,6 +1,8 @@
 /**
- * `npm run keys -- <create|list|revoke> …`: issues, lists and revokes API keys. Only the
- * SHA-256 hash of a key is stored; a new key is printed once, here, and never again.
+ * `npm run keys -- <create|list|move|revoke> …`: issues, lists, moves between limit tiers and
+ * revokes API keys. Only the SHA-256 hash of a key is stored; a new key is printed once, here,
+ * and never again. On a deployed stage each command keeps API Gateway in step with the table
+ * (the key's API key and usage plan: infra/key-lifecycle.ts); locally only the table is written.
  *
  * Target: the running `npm start` by default (the state file it writes, .local/npm-start.json);
  * DYNAMODB_ENDPOINT / API_KEYS_TABLE or `--endpoint` / `--table` name another local one, and
@@ -9,19 +11,30 @@
  * usual SDK chain); `--table` and `--endpoint` override it too. A failure names the target tried.
  */
 import { parseArgs } from 'node:util';
+import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
-import { createApiKey, listApiKeys, revokeApiKey } from '../shared/api-keys.ts';
+import { listApiKeys } from '../shared/api-keys.ts';
 import { tableName } from '../shared/config.ts';
 import { createDocumentClient } from '../shared/dynamo.ts';
+import { createKey, type KeySides, moveKey, revokeKey, StepFailed } from './key-lifecycle.ts';
 import { type LocalState, localStateFile, readLocalState } from './local/local-state.ts';
 import { localStage, type StageName, stages } from './stage-config.ts';
+import { UsagePlans } from './usage-plans.ts';
 
 const usage = `Usage: npm run keys -- <command> [options]
 
 Commands:
-  create --name <name>   issue a new key (printed once; only its hash is stored)
-  list                   show every key: id, name, created, revoked
-  revoke <keyId>         revoke a key (takes effect within the authorizer cache TTL)
+  create --name <name> [--tier <tier>]  issue a new key in a limit tier (default: the target's default tier);
+                                        printed once, only its hash is stored
+  list                                  show every key: id, created, tier, active or revoked, name
+  move <keyId> --tier <tier>            put a key in another limit tier
+  revoke <keyId>                        revoke a key (takes effect within the authorizer cache TTL)
+
+Tiers: ${Object.keys(localStage.tiers).join(', ')} locally; ${Object.entries(stages)
+  .map(([name, config]) => `${Object.keys(config.tiers).join(', ')} on ${name}`)
+  .join('; ')}. On a stage, create, move and revoke
+also write the key's API key and usage plan in API Gateway; a command that fails halfway says what
+it left and is finished by running it again.
 
 Target (default: the running npm start, found through ${localStateFile()}):
   --stage <staging|production>  a deployed stage's keys table (needs AWS credentials)
@@ -32,6 +45,10 @@ Target (default: the running npm start, found through ${localStateFile()}):
 class UsageError extends Error {}
 
 type Target = {
+  /** A deployed stage: API Gateway is written too. */
+  stage?: StageName;
+  tiers: readonly string[];
+  defaultTier: string;
   tableName: string;
   endpoint: string | undefined;
   region: string | undefined;
@@ -76,6 +93,9 @@ export const resolveTarget = (values: TargetOptions, env: NodeJS.ProcessEnv = pr
           ? `as named by the options and environment; to use another, ${pointElsewhere}`
           : `the default: no running npm start was found in ${localStateFile(env)}. Start \`npm start\` first, or ${pointElsewhere}`;
   return {
+    ...(deployed === undefined ? {} : { stage: deployed.stage }),
+    tiers: Object.keys(deployed?.tiers ?? localStage.tiers),
+    defaultTier: deployed?.defaultTier ?? localStage.defaultTier,
     tableName: table,
     endpoint,
     region: values.region,
@@ -88,6 +108,8 @@ export const resolveTarget = (values: TargetOptions, env: NodeJS.ProcessEnv = pr
 
 /** A DynamoDB failure as a message naming the target tried and how to choose another. */
 const describeFailure = (error: unknown, target: Target): string => {
+  // A step of a command failed: its message already says which, what is left, and what to do.
+  if (error instanceof StepFailed) return `${error.message}\n(${target.label})`;
   const where = `table ${target.tableName} at ${target.endpoint ?? `AWS${target.region === undefined ? '' : ` ${target.region}`}`}`;
   if (error instanceof ResourceNotFoundException) return `${where} does not exist (${target.hint})`;
   if ((error as { code?: string }).code === 'ECONNREFUSED') return `cannot reach DynamoDB for ${where} (${target.hint})`;
@@ -108,6 +130,7 @@ export const run = async (
     allowPositionals: true,
     options: {
       name: { type: 'string' },
+      tier: { type: 'string' },
       stage: { type: 'string' },
       table: { type: 'string' },
       endpoint: { type: 'string' },
@@ -124,14 +147,29 @@ export const run = async (
   const target = resolveTarget(values, env);
   note(`keys: table ${target.tableName} (${target.label})`);
   const table = { client: createDocumentClient({ endpoint: target.endpoint, region: target.region }), tableName: target.tableName };
+  const apiGateway =
+    target.stage === undefined ? undefined : new APIGatewayClient(target.region === undefined ? {} : { region: target.region });
+  const sides: KeySides = {
+    table,
+    stage: target.stage ?? 'local',
+    ...(apiGateway === undefined ? {} : { gateway: new UsagePlans(apiGateway, target.stage!, target.tiers) }),
+  };
+  const tierOf = (value: string | undefined, fallback?: string): string => {
+    const tier = value ?? fallback;
+    if (tier === undefined) throw new UsageError(`${command} needs --tier <tier> (one of ${target.tiers.join(', ')})`);
+    if (!target.tiers.includes(tier))
+      throw new UsageError(`--tier must be one of ${target.tiers.join(', ')} (${target.label}); got "${tier}"`);
+    return tier;
+  };
   try {
     switch (command) {
       case 'create': {
         const name = values.name?.trim();
         if (!name) throw new UsageError('create needs --name <name> (who or what the key is for)');
         if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
-        const { key, item } = await createApiKey(table, { name, prefix: target.keyPrefix });
-        out(`Created key ${item.keyId} "${item.name}" in ${target.tableName} (${target.label}).`);
+        const tier = tierOf(values.tier, target.defaultTier);
+        const { key, item } = await createKey(sides, { name, tier, prefix: target.keyPrefix });
+        out(`Created key ${item.keyId} "${item.name}" in tier ${tier}, in ${target.tableName} (${target.label}).`);
         out('The key is shown once; store it now (it cannot be recovered, only revoked):');
         out(key);
         return;
@@ -140,32 +178,59 @@ export const run = async (
         const keys = await listApiKeys(table);
         if (keys.length === 0) out(`No keys in ${target.tableName} (${target.label}).`);
         for (const key of keys)
-          out([key.keyId, key.createdAt, key.revokedAt === undefined ? 'active' : `revoked ${key.revokedAt}`, key.name].join('\t'));
+          out(
+            [
+              key.keyId,
+              key.createdAt,
+              key.tier ?? `${target.defaultTier} (default)`,
+              key.revokedAt === undefined ? 'active' : `revoked ${key.revokedAt}`,
+              key.name,
+            ].join('\t'),
+          );
+        return;
+      }
+      case 'move': {
+        const [keyId, ...extra] = rest;
+        if (keyId === undefined) throw new UsageError('move needs the key id (see `npm run keys -- list`) and --tier <tier>');
+        if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+        const tier = tierOf(values.tier);
+        const moved = await moveKey(sides, keyId, tier);
+        // On a stage the usage plan is what limits a key; locally the gateway reads the tier through the authorizer's cache.
+        const when =
+          target.stage === undefined
+            ? takesEffect(target, 'The new limits apply')
+            : `API Gateway now counts its requests under plan ${tier}.`;
+        out(`Moved ${moved.keyId} "${moved.name}" to tier ${tier} (${target.label}). ${when}`);
         return;
       }
       case 'revoke': {
         const [keyId, ...extra] = rest;
         if (keyId === undefined) throw new UsageError('revoke needs the key id (see `npm run keys -- list`)');
         if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
-        const revoked = await revokeApiKey(table, keyId);
-        if (revoked === undefined) throw new UsageError(`no key with id ${keyId} in ${target.tableName} (${target.label})`);
-        const ttl =
-          target.running === undefined
-            ? "the stage's authorizer cache TTL"
-            : `${target.running.authorizerCacheTtlSeconds} s (the running npm start's AUTHORIZER_CACHE_TTL_SECONDS)`;
-        out(`Revoked ${revoked.keyId} "${revoked.name}" at ${revoked.revokedAt}. Cached authorizations end within ${ttl}.`);
+        const { revoked, apiKeyRemoved } = await revokeKey(sides, keyId);
+        if (revoked === undefined && apiKeyRemoved === undefined)
+          throw new UsageError(`no key with id ${keyId} in ${target.tableName} (${target.label})`);
+        if (revoked === undefined) out(`No key ${keyId} in ${target.tableName}; removed its left-over API key ${apiKeyRemoved}.`);
+        else out(`Revoked ${revoked.keyId} "${revoked.name}" at ${revoked.revokedAt}. ${takesEffect(target, 'Cached authorizations end')}`);
         return;
       }
       default:
-        throw new UsageError(`unknown command "${command}" (create, list or revoke)`);
+        throw new UsageError(`unknown command "${command}" (create, list, move or revoke)`);
     }
   } catch (error) {
     if (error instanceof UsageError) throw error;
     throw new Error(describeFailure(error, target), { cause: error });
   } finally {
     table.client.destroy();
+    apiGateway?.destroy();
   }
 };
+
+/** When a change reaches requests: after the authorizer cache, which holds a key's record (its tier too). */
+const takesEffect = (target: Target, what: string): string =>
+  target.running === undefined
+    ? `${what} within the ${target.stage === undefined ? "target's" : "stage's"} authorizer cache TTL.`
+    : `${what} within ${target.running.authorizerCacheTtlSeconds} s (the running npm start's AUTHORIZER_CACHE_TTL_SECONDS).`;
 
 if (import.meta.main) {
   try {

@@ -51,6 +51,34 @@ export type DeploymentStrategy =
 /** API Gateway throttling: steady requests per second and burst. Beyond it: 429 too_many_requests. */
 export type Throttling = { readonly rateLimit: number; readonly burstLimit: number };
 
+/**
+ * The limit tiers a key can be in. Each deployed stage defines every tier (an API Gateway usage
+ * plan per tier, `store-orders-<stage>-<tier>`); the key tool gives a key one at creation.
+ */
+export const tierNames = ['standard', 'high'] as const;
+export type TierName = (typeof tierNames)[number];
+
+/**
+ * One tier's limits for each key in it (API Gateway: usage plan throttle, per-method throttle
+ * and quota). They apply on top of the stage's throttling, which stays the ceiling of all keys
+ * together. AWS applies them on a best-effort basis: they are targets, not a hard cap.
+ */
+export type Tier = {
+  /** Requests per second and burst of one key, over every operation. */
+  readonly throttling: Throttling;
+  /** The list's own limit per key (each list is a full-table Scan), below the key's overall one. */
+  readonly listThrottling: Throttling;
+  /** Requests one key may make per UTC day, over every operation. */
+  readonly dailyQuota: number;
+};
+
+/** The usage plan of a tier: the stack names it so, and the key tool finds it by this name (infra/usage-plans.ts). */
+export const usagePlanName = (stage: string, tier: string): string => `store-orders-${stage}-${tier}`;
+
+/** The local run's developer tier: no limits at all, so `npm run load` and `npm run bench` measure the service. */
+export const unlimitedTier = 'unlimited';
+export type LocalTierName = TierName | typeof unlimitedTier;
+
 export type StageConfig = FunctionStage & {
   readonly stage: StageName;
   readonly stackName: string;
@@ -70,6 +98,9 @@ export type StageConfig = FunctionStage & {
    * so they are not capped). Needs an account concurrency quota of at least this plus 100.
    */
   readonly listReservedConcurrency: number;
+  /** Per-key limits by tier, and the tier of a key created without `--tier`. */
+  readonly tiers: Readonly<Record<TierName, Tier>>;
+  readonly defaultTier: TierName;
   /** How a deploy shifts traffic to the new version of each function. */
   readonly deployment: DeploymentStrategy;
   /** Whether the console's "Test" button may invoke the functions (an extra permission per route). */
@@ -108,6 +139,11 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     throttling: { rateLimit: 20, burstLimit: 40 },
     listThrottling: { rateLimit: 2, burstLimit: 4 },
     listReservedConcurrency: 5,
+    tiers: {
+      standard: { throttling: { rateLimit: 5, burstLimit: 10 }, listThrottling: { rateLimit: 0.5, burstLimit: 1 }, dailyQuota: 20_000 },
+      high: { throttling: { rateLimit: 10, burstLimit: 20 }, listThrottling: { rateLimit: 1, burstLimit: 2 }, dailyQuota: 100_000 },
+    },
+    defaultTier: 'standard',
     // All at once, but through CodeDeploy too: every deploy to staging rehearses production's path.
     deployment: 'LambdaAllAtOnce',
     authorizerCacheTtlSeconds: 300,
@@ -129,6 +165,11 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     throttling: { rateLimit: 100, burstLimit: 200 },
     listThrottling: { rateLimit: 5, burstLimit: 10 },
     listReservedConcurrency: 10,
+    tiers: {
+      standard: { throttling: { rateLimit: 10, burstLimit: 20 }, listThrottling: { rateLimit: 0.5, burstLimit: 1 }, dailyQuota: 100_000 },
+      high: { throttling: { rateLimit: 50, burstLimit: 100 }, listThrottling: { rateLimit: 2, burstLimit: 4 }, dailyQuota: 1_000_000 },
+    },
+    defaultTier: 'standard',
     // 10% of requests on the new version for 10 minutes, the guard alarms' evaluation window.
     deployment: 'LambdaCanary10Percent10Minutes',
     authorizerCacheTtlSeconds: 300,
@@ -163,4 +204,35 @@ export const localStage = {
   ordersTableName: 'orders',
   apiKeysTableName: 'api-keys',
   dynamoDbPort: 8000,
+  // Production's tiers, so a client meets locally the limits it will meet there, plus the developer's own.
+  tiers: { ...stages.production.tiers, [unlimitedTier]: unlimitedTier } as Readonly<Record<LocalTierName, Tier | typeof unlimitedTier>>,
+  defaultTier: stages.production.defaultTier,
+  /** The tier of the key npm start registers (STORE_API_KEY or generated), unless STORE_API_KEY_TIER names another. */
+  developerKeyTier: unlimitedTier as LocalTierName,
 } as const satisfies FunctionStage & Record<string, unknown>;
+
+/**
+ * What the tiers must respect, checked once when a stack is built: each tier's limits within the
+ * stage's (the stage throttle is the ceiling of every key together, so one key above it is a
+ * typo), the list's within its key's overall limit, and a default tier that exists.
+ */
+export const tierProblems = (config: Pick<StageConfig, 'tiers' | 'defaultTier' | 'throttling' | 'listThrottling'>): string[] => {
+  const problems: string[] = [];
+  const within = (what: string, inner: Throttling, outer: Throttling, outerName: string) => {
+    if (inner.rateLimit > outer.rateLimit || inner.burstLimit > outer.burstLimit)
+      problems.push(
+        `${what} (${inner.rateLimit}/s, burst ${inner.burstLimit}) exceeds ${outerName} (${outer.rateLimit}/s, burst ${outer.burstLimit})`,
+      );
+    if (inner.rateLimit <= 0 || !Number.isInteger(inner.burstLimit) || inner.burstLimit < 1)
+      problems.push(`${what} needs a positive rate and a whole burst of at least 1`);
+  };
+  for (const [name, tier] of Object.entries(config.tiers)) {
+    within(`tier ${name}`, tier.throttling, config.throttling, 'the stage throttling');
+    within(`tier ${name}'s list`, tier.listThrottling, tier.throttling, `tier ${name}'s own`);
+    within(`tier ${name}'s list`, tier.listThrottling, config.listThrottling, "the stage's list throttling");
+    if (!Number.isInteger(tier.dailyQuota) || tier.dailyQuota < 1)
+      problems.push(`tier ${name}'s daily quota must be a whole number of at least 1`);
+  }
+  if (!(config.defaultTier in config.tiers)) problems.push(`the default tier ${config.defaultTier} is not one of the tiers`);
+  return problems;
+};

@@ -71,6 +71,7 @@ export class StoreOrdersMonitoring extends Construct {
     this.addApiAlarms();
     this.addFunctionAlarms();
     this.addAuthorizerAlarms();
+    this.addLimitedRequestsFilter();
     this.addTableAlarms();
     this.dashboard = this.addDashboard();
     this.dashboardUrl = `https://${Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards:name=${this.prefix}`;
@@ -245,6 +246,34 @@ export class StoreOrdersMonitoring extends Construct {
     });
   }
 
+  /**
+   * Requests answered 429 (THROTTLED or QUOTA_EXCEEDED: a key over its tier's usage plan, or the
+   * stage throttle), counted from the access log per route: method and resource path, the
+   * dimensions the dashboard reads. Who is limited is the `limited-keys` query's answer.
+   */
+  private addLimitedRequestsFilter() {
+    new logs.MetricFilter(this, 'TooManyRequestsFilter', {
+      logGroup: this.props.accessLogs,
+      filterPattern: logs.FilterPattern.numberValue('$.status', '=', 429),
+      metricNamespace: metricsNamespace,
+      metricName: metricNames.tooManyRequests,
+      metricValue: '1',
+      // In the order CloudWatch lists them (by name), as the dashboard's metrics do.
+      dimensions: { method: '$.httpMethod', resource: '$.resourcePath', service: '$.service' },
+    });
+  }
+
+  /** 429s of one route, as the access-log metric filter counts them. */
+  private tooManyRequestsOf(route: Route): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: metricsNamespace,
+      metricName: metricNames.tooManyRequests,
+      dimensionsMap: { method: route.method, resource: `${basePath}${route.path}`, service: serviceName(this.props.config) },
+      statistic: 'Sum',
+      period,
+    });
+  }
+
   /** On-demand tables rarely throttle: any throttle or DynamoDB-side error of this service's operations is news. */
   private addTableAlarms() {
     for (const { id: tableId, table, operations } of this.props.tables) {
@@ -326,6 +355,13 @@ export class StoreOrdersMonitoring extends Construct {
         this.serviceMetric(metricNames.authorizerFailures, 'Sum').with({ label: 'authorizer failures' }),
       ]),
       perFunction('Invocations', (fn) => fn.function.metricInvocations({ statistic: 'Sum', period })),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Limited requests (429) per route; who: saved query limited-keys',
+        width: 24,
+        left: routeFunctions.map(({ route }) => this.tooManyRequestsOf(route).with({ label: `${route.method} ${basePath}${route.path}` })),
+      }),
     );
     dashboard.addWidgets(
       perFunction('Errors', (fn) => fn.function.metricErrors({ statistic: 'Sum', period })),
@@ -410,6 +446,16 @@ export class StoreOrdersMonitoring extends Construct {
         filterStatements: ['status >= 400'],
         statsStatements: ['count(*) as requests by status, errorResponseType, authorizerError, integrationError'],
         sort: 'requests desc',
+      }),
+    );
+    // Who is being limited: throttled and quota-refused requests by key id (principalId, never the key).
+    query(
+      'limited-keys',
+      [accessLogs],
+      new logs.QueryString({
+        filterStatements: ["errorResponseType in ['THROTTLED', 'QUOTA_EXCEEDED']"],
+        statsStatements: ['count(*) as refused by principalId, errorResponseType, httpMethod, resourcePath'],
+        sort: 'refused desc',
       }),
     );
     query(

@@ -11,7 +11,15 @@ import { authorizationHeaderPattern } from '../shared/api-keys.ts';
 import { basePath, type Operation, type Route, routes } from '../shared/routes.ts';
 import { accessLogFormat, addGatewayResponses } from './api-gateway.ts';
 import { addLogsKey, addStageLogGroup } from './log-groups.ts';
-import { type DataRemovalPolicy, type DeploymentStrategy, type StageConfig, serviceName } from './stage-config.ts';
+import {
+  type DataRemovalPolicy,
+  type DeploymentStrategy,
+  type StageConfig,
+  serviceName,
+  type TierName,
+  tierProblems,
+  usagePlanName,
+} from './stage-config.ts';
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';
 
@@ -64,8 +72,8 @@ const invokePermissionAcknowledgement = {
     "Not public (CT.LAMBDA.PR.2): every permission lets only apigateway.amazonaws.com invoke a live alias, with a SourceArn naming this account's API and its stage or authorizer (Fn::Join of partition, region, account id and API id, which the rule cannot read as a literal: see the template).",
 };
 
-/** A route of the shared route table with the function that serves it. */
-export type RouteFunction = { readonly name: string; readonly route: Route; readonly fn: StoreFunction };
+/** A route of the shared route table with the function that serves it and its API method. */
+export type RouteFunction = { readonly name: string; readonly route: Route; readonly fn: StoreFunction; readonly method: apigw.Method };
 
 /**
  * One stage of the Store Orders Service: the orders and API-keys tables, the TOKEN authorizer,
@@ -80,11 +88,15 @@ export class StoreOrdersStack extends Stack {
   readonly apiKeysTable: dynamodb.Table;
   readonly authorizerFunction: StoreFunction;
   readonly routeFunctions: RouteFunction[];
+  readonly usagePlans: Readonly<Record<TierName, apigw.UsagePlan>>;
   readonly monitoring: StoreOrdersMonitoring;
 
   constructor(scope: Construct, id: string, props: StoreOrdersStackProps) {
     super(scope, id, props);
     this.config = props.config;
+    // Checked once, here, so a tier above its stage never reaches a template.
+    const problems = tierProblems(this.config);
+    if (problems.length > 0) throw new Error(`${this.config.stage} stage config: ${problems.join('; ')}`);
     [this.ordersTable, this.apiKeysTable] = this.addTables();
     const tables = { orders: this.ordersTable.tableName, apiKeys: this.apiKeysTable.tableName };
     const logsKey = addLogsKey(this, this.config);
@@ -94,6 +106,7 @@ export class StoreOrdersStack extends Stack {
     const accessLogs = addStageLogGroup(this, 'AccessLogs', { config: this.config, encryptionKey: logsKey });
     this.api = this.addApi(accessLogs, logsKey);
     this.routeFunctions = routes.map((route) => this.addRoute(route, common));
+    this.usagePlans = this.addUsagePlans();
     this.monitoring = new StoreOrdersMonitoring(this, 'Monitoring', {
       config: this.config,
       api: this.api,
@@ -177,7 +190,10 @@ export class StoreOrdersStack extends Stack {
       // Regional: streamed responses may idle for 5 minutes here, only 30 s through the edge.
       endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
       cloudWatchRole: false,
-      defaultMethodOptions: { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM },
+      // Per-client limits: the authorizer returns the key's usage identifier, and every method
+      // requires one, so each request counts against its key's usage plan (docs/decisions.md, "Limits").
+      apiKeySourceType: apigw.ApiKeySourceType.AUTHORIZER,
+      defaultMethodOptions: { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM, apiKeyRequired: true },
       deployOptions: {
         stageName: config.stage,
         throttlingRateLimit: config.throttling.rateLimit,
@@ -231,7 +247,7 @@ export class StoreOrdersStack extends Stack {
       ...(route.operation === 'listOrders' ? { reservedConcurrency: this.config.listReservedConcurrency } : {}),
     });
     this.ordersTable.grant(fn.function, ...integration.ordersActions);
-    this.api.root.resourceForPath(`${basePath}${route.path}`).addMethod(
+    const method = this.api.root.resourceForPath(`${basePath}${route.path}`).addMethod(
       route.method,
       new apigw.LambdaIntegration(fn.alias, {
         responseTransferMode: route.streaming ? apigw.ResponseTransferMode.STREAM : apigw.ResponseTransferMode.BUFFERED,
@@ -241,7 +257,28 @@ export class StoreOrdersStack extends Stack {
       }),
       { operationName: route.operation },
     );
-    return { name, route, fn };
+    return { name, route, fn, method };
+  }
+
+  /**
+   * One usage plan per tier (`store-orders-<stage>-<tier>`): each key's rate, burst and daily
+   * quota, and the list's own throttle per key. Keys join a plan through the key tool, never
+   * through this stack: the plans hold no keys here, so a deploy never changes who is in which.
+   */
+  private addUsagePlans(): Record<TierName, apigw.UsagePlan> {
+    const { config } = this;
+    const list = this.routeFunctions.find(({ route }) => route.operation === 'listOrders')!;
+    const plans = Object.entries(config.tiers).map(([tier, limits]) => {
+      const plan = this.api.addUsagePlan(`UsagePlan-${tier}`, {
+        name: usagePlanName(config.stage, tier),
+        description: `Store Orders ${config.stage}: limits of each key in tier ${tier}`,
+        throttle: limits.throttling,
+        quota: { limit: limits.dailyQuota, period: apigw.Period.DAY },
+        apiStages: [{ stage: this.api.deploymentStage, throttle: [{ method: list.method, throttle: limits.listThrottling }] }],
+      });
+      return [tier, plan] as const;
+    });
+    return Object.fromEntries(plans) as Record<TierName, apigw.UsagePlan>;
   }
 
   private addCustomDomain() {

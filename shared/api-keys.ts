@@ -44,12 +44,25 @@ export const keyIdOf = (keyHash: string): string => `key_${keyHash.slice(0, 16)}
 /** A new key: the stage prefix (so a leaked key is recognisable) and 256 random bits. */
 export const generateApiKey = (prefix: string): string => `${prefix}${randomBytes(32).toString('base64url')}`;
 
+/**
+ * A key's usage identifier: the API Gateway API key value the authorizer returns as
+ * `usageIdentifierKey`, which puts the key's requests under its tier's usage plan. A random
+ * value of its own, never derived from the bearer key (API Gateway stores it in clear); hex,
+ * as API Gateway describes key values as alphanumeric, 20 to 128 characters.
+ */
+export const generateUsageKey = (): string => randomBytes(32).toString('hex');
+export const usageKeyPattern = /^[0-9a-f]{64}$/;
+
 export const apiKeyItemSchema = z.object({
   keyHash: z.string().regex(/^[0-9a-f]{64}$/),
   keyId: z.string(),
   name: z.string(),
   createdAt: z.string(),
   revokedAt: z.string().optional(),
+  /** The limit tier (infra/stage-config.ts); absent on keys issued before tiers: the stage's default tier. */
+  tier: z.string().optional(),
+  /** The usage identifier (see generateUsageKey); absent on keys issued before usage plans. */
+  usageKey: z.string().regex(usageKeyPattern).optional(),
 });
 export type ApiKeyItem = z.infer<typeof apiKeyItemSchema>;
 
@@ -70,11 +83,18 @@ export const findActiveKey = async (table: TableRef, key: string, deadline: Dead
  */
 export const createApiKey = async (
   table: TableRef,
-  options: { name: string; prefix: string; key?: string; now?: Date },
+  options: { name: string; prefix: string; tier?: string; key?: string; usageKey?: string; now?: Date },
 ): Promise<{ key: string; item: ApiKeyItem }> => {
   const key = options.key ?? generateApiKey(options.prefix);
   const keyHash = hashApiKey(key);
-  const item: ApiKeyItem = { keyHash, keyId: keyIdOf(keyHash), name: options.name, createdAt: (options.now ?? new Date()).toISOString() };
+  const item: ApiKeyItem = {
+    keyHash,
+    keyId: keyIdOf(keyHash),
+    name: options.name,
+    createdAt: (options.now ?? new Date()).toISOString(),
+    ...(options.tier === undefined ? {} : { tier: options.tier }),
+    usageKey: options.usageKey ?? generateUsageKey(),
+  };
   await table.client.send(new PutCommand({ TableName: table.tableName, Item: item, ConditionExpression: 'attribute_not_exists(keyHash)' }));
   return { key, item };
 };
@@ -94,9 +114,39 @@ export const listApiKeys = async (table: TableRef): Promise<ApiKeyItem[]> => {
   return items.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
 };
 
+/** The record of the key with this public id (active or revoked), or undefined. */
+export const findKeyById = async (table: TableRef, keyId: string): Promise<ApiKeyItem | undefined> =>
+  (await listApiKeys(table)).find((candidate) => candidate.keyId === keyId);
+
+/**
+ * Puts an active key in another tier, giving it a usage identifier if it has none (a key issued
+ * before usage plans). Returns undefined when no key has that id; refuses a revoked key.
+ */
+export const moveApiKey = async (
+  table: TableRef,
+  keyId: string,
+  change: { tier: string; usageKey: string },
+): Promise<ApiKeyItem | undefined> => {
+  const item = await findKeyById(table, keyId);
+  if (item === undefined) return undefined;
+  if (item.revokedAt !== undefined) throw new Error(`key ${keyId} was revoked at ${item.revokedAt}: issue a new one`);
+  await table.client.send(
+    new UpdateCommand({
+      TableName: table.tableName,
+      Key: { keyHash: item.keyHash },
+      UpdateExpression: 'SET tier = :tier, usageKey = :usageKey',
+      // Never a revoked key; never a usage identifier other than the one API Gateway was given.
+      ConditionExpression:
+        'attribute_exists(keyHash) AND attribute_not_exists(revokedAt) AND (attribute_not_exists(usageKey) OR usageKey = :usageKey)',
+      ExpressionAttributeValues: { ':tier': change.tier, ':usageKey': change.usageKey },
+    }),
+  );
+  return { ...item, ...change };
+};
+
 /** Marks a key revoked (the record is kept for audit). Returns undefined when no key has that id. */
 export const revokeApiKey = async (table: TableRef, keyId: string, now: Date = new Date()): Promise<ApiKeyItem | undefined> => {
-  const item = (await listApiKeys(table)).find((candidate) => candidate.keyId === keyId);
+  const item = await findKeyById(table, keyId);
   if (item === undefined) return undefined;
   if (item.revokedAt !== undefined) return item;
   const revokedAt = now.toISOString();

@@ -84,6 +84,9 @@ export const gatewayResponseCodes = {
   UNAUTHORIZED: 'unauthorized',
   // Our authorizer never returns Deny; should a policy ever not match, the client still gets 401, not 403.
   ACCESS_DENIED: 'unauthorized',
+  // The authorizer's usage identifier is in no usage plan (403 by default): the key was revoked
+  // (its API key deleted) while an Allow was cached, or a key issued before usage plans.
+  INVALID_API_KEY: 'unauthorized',
   // API Gateway's answer to an unknown path or method is a 403 "Missing Authentication Token".
   MISSING_AUTHENTICATION_TOKEN: 'route_not_found',
   RESOURCE_NOT_FOUND: 'route_not_found',
@@ -98,3 +101,15 @@ export const gatewayResponseCodes = {
   DEFAULT_4XX: 'bad_request',
   DEFAULT_5XX: 'internal_error',
 } as const satisfies Record<string, ErrorCode>;
+
+export type GatewayResponseType = keyof typeof gatewayResponseCodes;
+
+/**
+ * The headers of a gateway response besides Content-Type: its code's, except where the type
+ * says more. A daily quota does not come back in a second, and a static header cannot count
+ * down to its reset: an hour, so a client does not spend the rest of the day retrying.
+ */
+export const gatewayResponseHeaders = (type: GatewayResponseType): Record<string, string> => ({
+  ...errorHeaders(gatewayResponseCodes[type]),
+  ...(type === 'QUOTA_EXCEEDED' ? { 'Retry-After': '3600' } : {}),
+});

@@ -27,6 +27,8 @@ export const metricNames = {
   invalidStoredOrders: 'InvalidStoredOrders',
   /** Not emitted by a function: counted from the API access log by a metric filter (infra/). */
   authorizerFailures: 'AuthorizerFailures',
+  /** Likewise: requests answered 429 (a key's usage plan or the stage throttle), per route. */
+  tooManyRequests: 'TooManyRequests',
 } as const;
 
 /** Publishes what a request recorded; unlike Powertools' logMetrics, says nothing when it recorded nothing. */

@@ -7,6 +7,7 @@ import { inject } from 'vitest';
 import { type LocalApiOptions, startLocalApi } from '../infra/local/local-api.ts';
 import { putOrders } from '../infra/local/seed.ts';
 import { apiKeysTableKey, ensureTable, ordersTableKey } from '../infra/local/tables.ts';
+import { localStage } from '../infra/stage-config.ts';
 import { createApiKey } from '../shared/api-keys.ts';
 import { createDocumentClient, type TableRef } from '../shared/dynamo.ts';
 import type { OpenApiDocument } from '../shared/openapi.ts';
@@ -29,15 +30,18 @@ export const createTestTables = async (orders: readonly Order[] = [], endpoint: 
 
 /**
  * The local service exactly as `npm start` assembles it (real handlers, real authorizer,
- * the local gateway), over fresh tables holding `orders`, with one valid key.
+ * the local gateway), over fresh tables holding `orders`, with one valid key (the developer's, unlimited).
  */
 export const startTestApi = async (
   orders: readonly Order[],
-  options: Partial<Pick<LocalApiOptions, 'stage' | 'routes' | 'extraFunctions' | 'environment' | 'documents' | 'dynamoDbEndpoint'>> = {},
+  options: Partial<
+    Pick<LocalApiOptions, 'stage' | 'routes' | 'extraFunctions' | 'environment' | 'documents' | 'dynamoDbEndpoint' | 'limits'>
+  > = {},
 ) => {
   const endpoint = options.dynamoDbEndpoint ?? dynamoDbEndpoint();
   const tables = await createTestTables(orders, endpoint);
-  const { key } = await createApiKey(tables.apiKeys, { name: 'test', prefix: 'so_test_' });
+  // The developer's key, as npm start registers it: unlimited, so no test is throttled unless it means to be.
+  const { key } = await createApiKey(tables.apiKeys, { name: 'test', prefix: 'so_test_', tier: localStage.developerKeyTier });
   const gateway = await startLocalApi({
     port: 0,
     ordersTable: tables.orders.tableName,

@@ -11,8 +11,16 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
-import { type ErrorCode, errorHeaders, errorRecord } from '../../shared/errors.ts';
+import {
+  type ErrorCode,
+  errorHeaders,
+  errorRecord,
+  type GatewayResponseType,
+  gatewayResponseCodes,
+  gatewayResponseHeaders,
+} from '../../shared/errors.ts';
 import { basePath, type Route } from '../../shared/routes.ts';
+import type { RateLimiter } from './rate-limits.ts';
 
 type ProxyResult = {
   statusCode: number;
@@ -156,6 +164,12 @@ export type GatewayOptions = {
   readonly authorizer: LocalFunction<Authorizer>;
   /** API Gateway caches an Allow per token for this long; 0 disables the cache. */
   readonly authorizerCacheTtlSeconds: number;
+  /**
+   * Per-key limits, as the stage's usage plans apply them: every route then requires the
+   * authorizer's usage identifier (API Gateway's apiKeyRequired), and the key's tier comes
+   * from the authorizer's context (cached with its Allow).
+   */
+  readonly rateLimiter?: RateLimiter;
   /** Extra GET documents served without a key (e.g. `/v1/openapi.json`), path → JSON text. */
   readonly documents?: Readonly<Record<string, () => string>>;
 };
@@ -179,7 +193,7 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
   const stage = options.stage ?? 'local';
   const allowed = new Map<string, { expires: number; result: APIGatewayAuthorizerResult }>();
 
-  const sendError = (res: ServerResponse, requestId: string, code: ErrorCode) => {
+  const sendError = (res: ServerResponse, requestId: string, code: ErrorCode, headers: Record<string, string> = errorHeaders(code)) => {
     if (res.headersSent) {
       res.destroy();
       return;
@@ -189,9 +203,24 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
       'Content-Type': 'application/json',
       'Cache-Control': 'no-store',
       'X-Request-Id': requestId,
-      ...errorHeaders(code),
+      ...headers,
     });
     res.end(JSON.stringify(record));
+  };
+  /** A gateway response of the deployed stack: the type's code and headers (shared/errors.ts). */
+  const sendGatewayResponse = (res: ServerResponse, requestId: string, type: GatewayResponseType) =>
+    sendError(res, requestId, gatewayResponseCodes[type], gatewayResponseHeaders(type));
+
+  /**
+   * API Gateway's usage plan check, after the authorizer: no usage identifier is INVALID_API_KEY,
+   * a key over its tier's limits THROTTLED or QUOTA_EXCEEDED. Undefined when the request may go on.
+   */
+  const limitRefusal = (auth: APIGatewayAuthorizerResult, route: Route): GatewayResponseType | undefined => {
+    if (options.rateLimiter === undefined) return undefined;
+    const usageKey = auth.usageIdentifierKey;
+    if (typeof usageKey !== 'string' || usageKey === '') return 'INVALID_API_KEY';
+    const tier = auth.context?.tier;
+    return options.rateLimiter.admit(usageKey, typeof tier === 'string' ? tier : undefined, route);
   };
 
   /** API Gateway semantics: `Unauthorized` → 401, any other failure → 500, Deny → 403 (sent as 401 here, as deployed). */
@@ -251,6 +280,8 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     const methodArn = `arn:aws:execute-api:local:000000000000:local-api/${stage}/${method}${route.path}`;
     const auth = await authorize(authorization, methodArn);
     if (typeof auth === 'string') return sendError(res, requestId, auth);
+    const refusal = limitRefusal(auth, route);
+    if (refusal !== undefined) return sendGatewayResponse(res, requestId, refusal);
 
     const event = proxyEvent({ req, url, route, pathParameters, requestId, stage, body, auth });
     const fn = options.functions.get(route);

@@ -4,6 +4,7 @@ import { routes as defaultRoutes, type Route } from '../../shared/routes.ts';
 import { type FunctionName, type FunctionSettings, functionEnvironment, functionSettings } from '../function-settings.ts';
 import { type FunctionStage, localStage } from '../stage-config.ts';
 import { type Authorizer, type Gateway, installLambdaStreamingGlobals, type LambdaHandler, startGateway } from './gateway.ts';
+import { createRateLimiter, type LocalLimits } from './rate-limits.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 let instances = 0;
@@ -21,6 +22,8 @@ export type LocalApiOptions = {
   /** Variables set over every function's environment (tests: e.g. a small LIST_MAX_ORDERS). */
   readonly environment?: Readonly<Record<string, string>>;
   readonly documents?: Readonly<Record<string, () => string>>;
+  /** Per-key limits by tier (default: the local stage's tiers, production's plus `unlimited`). */
+  readonly limits?: LocalLimits;
 };
 
 /** Settings a developer may override for the local run: how much the functions log and whether they print metrics. */
@@ -70,6 +73,7 @@ export const startLocalApi = async (options: LocalApiOptions): Promise<Gateway> 
     functions,
     authorizer,
     authorizerCacheTtlSeconds: stage.authorizerCacheTtlSeconds,
+    rateLimiter: createRateLimiter(options.limits ?? localStage),
     ...(options.documents === undefined ? {} : { documents: options.documents }),
   });
 };

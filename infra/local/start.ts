@@ -9,7 +9,7 @@ import { bearerTokenPattern, createApiKey, findActiveKey } from '../../shared/ap
 import { functionEnvSchema, integerSetting, tableName } from '../../shared/config.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import type { Order } from '../../shared/schemas.ts';
-import { localStage } from '../stage-config.ts';
+import { type LocalTierName, localStage } from '../stage-config.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { drainMs, type Gateway } from './gateway.ts';
 import { startLocalApi } from './local-api.ts';
@@ -30,6 +30,12 @@ export const localEnvSchema = z.object({
     .min(16, 'must be at least 16 characters')
     .regex(bearerTokenPattern, 'may only hold A-Z a-z 0-9 - . _ ~ + / (and trailing =)')
     .optional(),
+  // The developer's own key is unlimited, so `npm run load` and `npm run bench` measure the service, not a throttle.
+  STORE_API_KEY_TIER: z
+    .enum(Object.keys(localStage.tiers) as [LocalTierName, ...LocalTierName[]], {
+      error: `must be one of ${Object.keys(localStage.tiers).join(', ')}`,
+    })
+    .default(localStage.developerKeyTier),
   SEED_FILE: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).optional(),
   DYNAMODB_ENDPOINT: z.url({ error: 'must be a URL such as http://127.0.0.1:8000' }).optional(),
@@ -121,11 +127,14 @@ const main = async () => {
       console.log(`Using existing table ${env.ORDERS_TABLE} (not seeded)`);
     }
 
-    const key = env.STORE_API_KEY ?? (await createApiKey(apiKeys, { name: 'local (generated)', prefix: localStage.keyPrefix })).key;
-    if (env.STORE_API_KEY === undefined) console.log(`API key (generated for this run): ${key}`);
+    const tier = env.STORE_API_KEY_TIER;
+    const key = env.STORE_API_KEY ?? (await createApiKey(apiKeys, { name: 'local (generated)', prefix: localStage.keyPrefix, tier })).key;
+    if (env.STORE_API_KEY === undefined)
+      console.log(`API key (generated for this run): ${key}\nIts limit tier: ${tier} (STORE_API_KEY_TIER)`);
     else if ((await findActiveKey(apiKeys, key)) === undefined) {
       // Registered already but not active: it was revoked with `npm run keys` (kept in DATA_DIR).
-      await createApiKey(apiKeys, { name: 'local (STORE_API_KEY)', prefix: '', key }).catch((error: unknown) => {
+      // A key registered before keeps its tier: `npm run keys -- move` changes it.
+      await createApiKey(apiKeys, { name: 'local (STORE_API_KEY)', prefix: '', key, tier }).catch((error: unknown) => {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
         throw new Error(`STORE_API_KEY was revoked in table ${env.API_KEYS_TABLE}; choose another key`, { cause: error });
       });

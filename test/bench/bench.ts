@@ -26,6 +26,7 @@ import { startLocalApi } from '../../infra/local/local-api.ts';
 import { callerPath } from '../../infra/local/preflight.ts';
 import { putOrders } from '../../infra/local/seed.ts';
 import { apiKeysTableKey, ensureTable, ordersTableKey } from '../../infra/local/tables.ts';
+import { localStage } from '../../infra/stage-config.ts';
 import { createApiKey, hashApiKey } from '../../shared/api-keys.ts';
 import { functionEnvSchema } from '../../shared/config.ts';
 import { createDocumentClient, type DocumentClient } from '../../shared/dynamo.ts';
@@ -632,7 +633,10 @@ const main = async () => {
     await putOrders(orders, benchOrders(settings.orders));
     const seedMs = performance.now() - seedStarted;
     log(`  seeded in ${(seedMs / 1000).toFixed(1)} s`);
-    const { key } = await createApiKey({ client: documentClient, tableName: tables.apiKeys }, { name: 'bench', prefix: 'so_bench_' });
+    const { key } = await createApiKey(
+      { client: documentClient, tableName: tables.apiKeys },
+      { name: 'bench', prefix: 'so_bench_', tier: localStage.developerKeyTier },
+    );
     const auth = { Authorization: `Bearer ${key}` };
     gateway = await startLocalApi({
       port: 0,

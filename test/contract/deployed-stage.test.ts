@@ -14,7 +14,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { serviceName, stages } from '../../infra/stage-config.ts';
 import type { StoreFunction } from '../../infra/store-function.ts';
-import { createApiKey } from '../../shared/api-keys.ts';
+import { createApiKey, revokeApiKey } from '../../shared/api-keys.ts';
 import { metricsNamespace } from '../../shared/observability.ts';
 import { basePath, routes } from '../../shared/routes.ts';
 import { logicalId, stageNames, synthApp, tempDir } from '../infra/support.ts';
@@ -152,6 +152,10 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
   const t = template(stage).toJSON() as Template;
   const key = `${config.keyPrefix}contract-test-key-that-must-never-be-logged`;
   const unknownKey = `${config.keyPrefix}contract-test-unknown-key-0000000000`;
+  const revokedKey = `${config.keyPrefix}contract-test-revoked-key-0000000000`;
+  // The usage identifiers API Gateway would hold for the two keys (64 hex digits each).
+  const usageKey = 'a1'.repeat(32);
+  const revokedUsageKey = 'b2'.repeat(32);
   const runs: Record<string, Run> = {};
   const requestIds: Record<string, { requestId: string; operation: string }> = {};
 
@@ -193,7 +197,9 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     ]);
     // An item another system wrote against the table contract: listed without its bad field, and counted.
     await tables.client.send(new PutCommand({ TableName: tables.orders.tableName, Item: { id: 5, status: 'pending', quantity: 'lots' } }));
-    await createApiKey(tables.apiKeys, { name: 'contract', prefix: '', key });
+    await createApiKey(tables.apiKeys, { name: 'contract', prefix: '', key, tier: 'high', usageKey });
+    const revoked = await createApiKey(tables.apiKeys, { name: 'revoked', prefix: '', key: revokedKey, usageKey: revokedUsageKey });
+    await revokeApiKey(tables.apiKeys, revoked.item.keyId);
     const names = { [logicalId(s, s.ordersTable)]: tables.orders.tableName, [logicalId(s, s.apiKeysTable)]: tables.apiKeys.tableName };
     const endpoint = { DYNAMODB_ENDPOINT: dynamoDbEndpoint() };
     const down = { DYNAMODB_ENDPOINT: unreachableDynamoDb };
@@ -202,6 +208,7 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     runs.authorizer = runBundle(deployed(s.authorizerFunction, names, endpoint), [
       authorize('allow', `Bearer ${key}`, 'GET', '/store/orders'),
       authorize('refuse', `Bearer ${unknownKey}`, 'DELETE', '/store/orders/1'),
+      authorize('revoked', `Bearer ${revokedKey}`, 'GET', '/store/orders'),
     ]);
     runs.authorizerDown = runBundle(deployed(s.authorizerFunction, names, down), [
       authorize('fail', `Bearer ${key}`, 'GET', '/store/orders'),
@@ -259,6 +266,27 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     ).toEqual([204, 204, 409, 404, 400, 204]);
     expect(status('cancelDown', 'cancel-down')).toBe(503);
     expect((outcome('listDown', 'list-down') as Extract<Outcome, { outcome: 'streamed' }>).prelude).toMatchObject({ statusCode: 503 });
+  });
+
+  it("returns a valid key's usage identifier (never the key) and tier, and nothing that grants access for a revoked key", () => {
+    const allow = outcome('authorizer', 'allow') as Extract<Outcome, { outcome: 'returned' }>;
+    expect(allow.value).toEqual({
+      principalId: expect.stringMatching(/^key_[0-9a-f]{16}$/),
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [
+          {
+            Action: 'execute-api:Invoke',
+            Effect: 'Allow',
+            Resource: 'arn:aws:execute-api:us-east-1:123456789012:abc123/' + stage + '/*/*',
+          },
+        ],
+      },
+      context: { keyId: (allow.value as { principalId: string }).principalId, keyName: 'contract', tier: 'high' },
+      usageIdentifierKey: usageKey,
+    });
+    // A throw is all API Gateway gets for a revoked key: no policy, no usage identifier.
+    expect(outcome('authorizer', 'revoked')).toEqual({ name: 'revoked', outcome: 'threw', error: 'Unauthorized' });
   });
 
   it('prints nothing but JSON lines, each with the stage service name', () => {
@@ -376,6 +404,9 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     for (const run of Object.values(runs)) {
       expect(run.output).not.toContain(key);
       expect(run.output).not.toContain(unknownKey);
+      expect(run.output).not.toContain(revokedKey);
+      // The usage identifier is not the secret, but it is a credential of API Gateway's: not logged either.
+      expect(run.output).not.toContain(usageKey);
       expect(run.output).not.toContain(key.slice(config.keyPrefix.length));
     }
   });

@@ -17,7 +17,16 @@ let api: Gateway;
 beforeEach(() => {
   const keyHash = hashApiKey(key);
   dynamo.reset();
-  dynamo.on(GetCommand).resolves({ Item: { keyHash, keyId: keyIdOf(keyHash), name: 'test', createdAt: '2026-01-01T00:00:00Z' } });
+  // The developer's key, as npm start registers it: a usage identifier (else 401 INVALID_API_KEY), no limits.
+  const item = {
+    keyHash,
+    keyId: keyIdOf(keyHash),
+    name: 'test',
+    createdAt: '2026-01-01T00:00:00Z',
+    tier: 'unlimited',
+    usageKey: 'c3'.repeat(32),
+  };
+  dynamo.on(GetCommand).resolves({ Item: item });
   // The list first reads the table's item count (it refuses a store too large for one answer).
   dynamo.on(DescribeTableCommand).resolves({ Table: { ItemCount: 2 } });
 });

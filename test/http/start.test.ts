@@ -100,6 +100,12 @@ describe('npm start', () => {
     ['a PORT out of range', { PORT: '70000' }, undefined, /PORT must be a port number/],
     ['a short STORE_API_KEY', { STORE_API_KEY: 'short' }, undefined, /STORE_API_KEY must be at least 16 characters/],
     ['a STORE_API_KEY with a space', { STORE_API_KEY: 'has a space in it!!' }, undefined, /STORE_API_KEY may only hold/],
+    [
+      'an unknown STORE_API_KEY_TIER',
+      { STORE_API_KEY_TIER: 'gold' },
+      undefined,
+      /STORE_API_KEY_TIER must be one of standard, high, unlimited/,
+    ],
     ['a DYNAMODB_ENDPOINT that is not a URL', { DYNAMODB_ENDPOINT: 'localhost' }, undefined, /DYNAMODB_ENDPOINT must be a URL/],
     ['a table name DynamoDB would refuse', { ORDERS_TABLE: 'a' }, undefined, /ORDERS_TABLE must be 3-255 characters/],
     ['SCAN_SEGMENTS of 0', { SCAN_SEGMENTS: '0' }, undefined, /SCAN_SEGMENTS must be a whole number from 1 to 64/],

@@ -1,9 +1,16 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { serviceName, stages } from '../../infra/stage-config.ts';
+import { serviceName, stages, tierNames, tierProblems } from '../../infra/stage-config.ts';
 import { accessLogFormat } from '../../infra/api-gateway.ts';
 import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
-import { type ErrorCode, errorCodes, errorHeaders, errorRecord, gatewayResponseCodes } from '../../shared/errors.ts';
+import {
+  type ErrorCode,
+  errorCodes,
+  errorRecord,
+  type GatewayResponseType,
+  gatewayResponseCodes,
+  gatewayResponseHeaders,
+} from '../../shared/errors.ts';
 import { basePath, routes } from '../../shared/routes.ts';
 import { logicalId, methodsByRoute, stageNames, synthApp } from './support.ts';
 
@@ -81,6 +88,52 @@ describe.each(stageNames)('the %s REST API', (stage) => {
       IdentityValidationExpression: authorizationHeaderPattern.source,
       AuthorizerResultTtlInSeconds: config.authorizerCacheTtlSeconds,
       AuthorizerUri: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([{ Ref: alias }])] }),
+    });
+  });
+
+  describe('per-client limits', () => {
+    it('take the usage identifier from the authorizer and require it on every method', () => {
+      t.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'AUTHORIZER' });
+      const methods = [...methodsByRoute(t).values()];
+      expect(methods).toHaveLength(routes.length);
+      for (const method of methods) expect(method.ApiKeyRequired).toBe(true);
+    });
+
+    it('have one usage plan per tier, named for stage and tier, with its rate, burst, daily quota and list throttle on this stage', () => {
+      const s = stack(stage);
+      const apiId = { Ref: logicalId(s, s.api) };
+      const stageRef = { Ref: logicalId(s, s.api.deploymentStage) };
+      t.resourceCountIs('AWS::ApiGateway::UsagePlan', tierNames.length);
+      for (const tier of tierNames) {
+        const limits = config.tiers[tier];
+        t.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+          UsagePlanName: `store-orders-${stage}-${tier}`,
+          Throttle: { RateLimit: limits.throttling.rateLimit, BurstLimit: limits.throttling.burstLimit },
+          Quota: { Limit: limits.dailyQuota, Period: 'DAY' },
+          ApiStages: [
+            {
+              ApiId: apiId,
+              Stage: stageRef,
+              Throttle: {
+                '/v1/store/orders/GET': { RateLimit: limits.listThrottling.rateLimit, BurstLimit: limits.listThrottling.burstLimit },
+              },
+            },
+          ],
+        });
+      }
+    });
+
+    it('leave plan membership to the key tool: the template holds no API key and no usage plan key', () => {
+      t.resourceCountIs('AWS::ApiGateway::ApiKey', 0);
+      t.resourceCountIs('AWS::ApiGateway::UsagePlanKey', 0);
+    });
+
+    it("keep each tier within the stage's throttling, the list within its key's limit", () => {
+      expect(tierProblems(config)).toEqual([]);
+      for (const tier of tierNames) {
+        expect(config.tiers[tier].throttling.rateLimit).toBeLessThanOrEqual(config.throttling.rateLimit);
+        expect(config.tiers[tier].listThrottling.rateLimit).toBeLessThan(config.tiers[tier].throttling.rateLimit);
+      }
     });
   });
 
@@ -177,6 +230,8 @@ describe.each(stageNames)('the %s REST API', (stage) => {
   describe('gateway responses', () => {
     const required = [
       'UNAUTHORIZED',
+      'INVALID_API_KEY',
+      'QUOTA_EXCEEDED',
       'ACCESS_DENIED',
       'MISSING_AUTHENTICATION_TOKEN',
       'THROTTLED',
@@ -193,7 +248,10 @@ describe.each(stageNames)('the %s REST API', (stage) => {
       t.resourceCountIs('AWS::ApiGateway::GatewayResponse', Object.keys(gatewayResponseCodes).length);
       for (const [type, code] of Object.entries(gatewayResponseCodes) as [string, ErrorCode][]) {
         const extraHeaders = Object.fromEntries(
-          Object.entries(errorHeaders(code)).map(([name, value]) => [`gatewayresponse.header.${name}`, `'${value}'`]),
+          Object.entries(gatewayResponseHeaders(type as GatewayResponseType)).map(([name, value]) => [
+            `gatewayresponse.header.${name}`,
+            `'${value}'`,
+          ]),
         );
         t.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
           ResponseType: type,
@@ -240,12 +298,29 @@ describe.each(stageNames)('the %s REST API', (stage) => {
       });
     });
 
-    it('answer throttling with 429 too_many_requests and Retry-After', () => {
+    it('answer throttling with 429 too_many_requests and Retry-After: 1, and an exhausted daily quota likewise with Retry-After: 3600', () => {
+      for (const [type, retryAfter] of [
+        ['THROTTLED', '1'],
+        ['QUOTA_EXCEEDED', '3600'],
+      ]) {
+        t.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+          ResponseType: type,
+          StatusCode: '429',
+          ResponseParameters: Match.objectLike({
+            'gatewayresponse.header.Retry-After': `'${retryAfter}'`,
+            'gatewayresponse.header.Content-Type': "'application/json'",
+          }),
+          ResponseTemplates: { 'application/json': JSON.stringify(errorRecord('too_many_requests')) },
+        });
+      }
+    });
+
+    it('answer a usage identifier in no usage plan (a revoked key still cached) with 401 unauthorized, not 403', () => {
       t.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
-        ResponseType: 'THROTTLED',
-        StatusCode: '429',
-        ResponseParameters: Match.objectLike({ 'gatewayresponse.header.Retry-After': "'1'" }),
-        ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"code":"too_many_requests"') },
+        ResponseType: 'INVALID_API_KEY',
+        StatusCode: '401',
+        ResponseParameters: Match.objectLike({ 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" }),
+        ResponseTemplates: { 'application/json': JSON.stringify(errorRecord('unauthorized')) },
       });
     });
 
@@ -291,5 +366,38 @@ describe('a change to the shared error table', () => {
       entry.message = message;
     }
     expect(deploymentOf()).toEqual(before);
+  });
+});
+
+describe('the tier check', () => {
+  const base = stages.staging;
+  it('refuses a tier above the stage throttling, a list above its key, a bad quota and an unknown default tier', () => {
+    const problems = tierProblems({
+      ...base,
+      tiers: {
+        standard: { throttling: { rateLimit: 21, burstLimit: 10 }, listThrottling: { rateLimit: 0.5, burstLimit: 1 }, dailyQuota: 10 },
+        high: { throttling: { rateLimit: 5, burstLimit: 10 }, listThrottling: { rateLimit: 6, burstLimit: 1 }, dailyQuota: 0.5 },
+      },
+      defaultTier: 'premium' as 'standard',
+    });
+    expect(problems).toEqual([
+      'tier standard (21/s, burst 10) exceeds the stage throttling (20/s, burst 40)',
+      "tier high's list (6/s, burst 1) exceeds tier high's own (5/s, burst 10)",
+      "tier high's list (6/s, burst 1) exceeds the stage's list throttling (2/s, burst 4)",
+      "tier high's daily quota must be a whole number of at least 1",
+      'the default tier premium is not one of the tiers',
+    ]);
+  });
+
+  it('stops a synth whose stage config breaks it, naming the stage and the problem', () => {
+    const tiers = { ...base.tiers, high: { ...base.tiers.high, throttling: { rateLimit: 1000, burstLimit: 20 } } };
+    const stagesRecord = stages as { staging: typeof base };
+    const original = stagesRecord.staging;
+    try {
+      stagesRecord.staging = { ...original, tiers };
+      expect(() => synthApp()).toThrow(/staging stage config: tier high \(1000\/s, burst 20\) exceeds the stage throttling/);
+    } finally {
+      stagesRecord.staging = original;
+    }
   });
 });

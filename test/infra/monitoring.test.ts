@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
 import { StoreOrdersStack } from '../../infra/store-orders-stack.ts';
 import { metricNames } from '../../shared/observability.ts';
+import { routes } from '../../shared/routes.ts';
 import { cdkJsonContext, repoRoot, stageNames, synthApp, tempDir } from './support.ts';
 
 const { template } = synthApp();
@@ -145,6 +146,47 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
     });
   });
 
+  it('counts 429s per route from the access log and graphs them per route on the dashboard', () => {
+    t.hasResourceProperties('AWS::Logs::MetricFilter', {
+      FilterPattern: '{ $.status = 429 }',
+      MetricTransformations: [
+        {
+          MetricNamespace: 'StoreOrders',
+          MetricName: metricNames.tooManyRequests,
+          MetricValue: '1',
+          Dimensions: [
+            { Key: 'method', Value: '$.httpMethod' },
+            { Key: 'resource', Value: '$.resourcePath' },
+            { Key: 'service', Value: '$.service' },
+          ],
+        },
+      ],
+    });
+    // The dashboard reads each route's metric with the dimensions the filter writes.
+    const body = JSON.stringify(t.findResources('AWS::CloudWatch::Dashboard'));
+    for (const route of routes) {
+      const metric = [
+        'StoreOrders',
+        metricNames.tooManyRequests,
+        'method',
+        route.method,
+        'resource',
+        `/v1${route.path}`,
+        'service',
+        `store-orders-${stage}`,
+      ];
+      // The dashboard body is JSON inside a JSON string: quoted twice.
+      expect(body).toContain(JSON.stringify(JSON.stringify(metric).slice(1, -1)).slice(1, -1));
+    }
+  });
+
+  it('saves a query of throttled and quota-refused requests by key id', () => {
+    const query = Object.values(t.findResources('AWS::Logs::QueryDefinition')).find((q) => q.Properties.Name === `${prefix}/limited-keys`)!;
+    expect(query.Properties.QueryString).toContain("filter errorResponseType in ['THROTTLED', 'QUOTA_EXCEEDED']");
+    expect(query.Properties.QueryString).toContain('stats count(*) as refused by principalId, errorResponseType, httpMethod, resourcePath');
+    expect(query.Properties.LogGroupNames).toHaveLength(1);
+  });
+
   it('sums DynamoDB metrics of several operations with FILL, so one silent operation does not silence the sum', () => {
     const expression = (id: string) =>
       ((alarmNamed(id)?.Metrics ?? []) as { Expression?: string }[]).find((m) => m.Expression !== undefined)?.Expression;
@@ -193,7 +235,7 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
   it('saves Logs Insights queries for on-call', () => {
     const names = Object.values(t.findResources('AWS::Logs::QueryDefinition')).map((query) => query.Properties.Name);
     expect(names.sort()).toEqual(
-      ['auth-refusals', 'cold-starts-and-memory', 'errors', 'gateway-errors', 'request-by-id', 'slowest-requests'].map(
+      ['auth-refusals', 'cold-starts-and-memory', 'errors', 'gateway-errors', 'limited-keys', 'request-by-id', 'slowest-requests'].map(
         (q) => `${prefix}/${q}`,
       ),
     );

@@ -3,10 +3,11 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fakeApiGateway } from './fake-api-gateway.ts';
 import { resolveTarget, run } from '../../infra/keys.ts';
 import { type LocalState, writeLocalState } from '../../infra/local/local-state.ts';
 import { apiKeysTableKey, ensureTable } from '../../infra/local/tables.ts';
-import { stages } from '../../infra/stage-config.ts';
+import { localStage, stages } from '../../infra/stage-config.ts';
 import { findActiveKey } from '../../shared/api-keys.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import { createTestTables, dynamoDbEndpoint } from '../support.ts';
@@ -58,14 +59,40 @@ describe('npm run keys', () => {
     expect((await keys('list', ...target))[0]).toMatch(/\trevoked 20\d\d-/);
   });
 
-  it("issues a deployed stage's key into that stage's table, with the stage's prefix", async () => {
+  it("issues a deployed stage's key into that stage's table, with the stage's prefix, in the stage's default tier", async () => {
     const client = createDocumentClient({ endpoint: dynamoDbEndpoint() });
     await ensureTable(client, stages.staging.apiKeysTableName, apiKeysTableKey);
-    const created = await keys('create', '--stage', 'staging', '--name', 'first client', '--endpoint', dynamoDbEndpoint());
+    // The stage's API Gateway side (tested in keys-api-gateway.test.ts), faked.
+    const gateway = fakeApiGateway([{ name: 'store-orders-staging-standard', stage: 'staging' }]);
+    try {
+      const created = await keys('create', '--stage', 'staging', '--name', 'first client', '--endpoint', dynamoDbEndpoint());
+      const key = created.at(-1)!;
+      expect(key.startsWith('so_test_')).toBe(true);
+      expect(created[0]).toContain(`in tier standard, in ${stages.staging.apiKeysTableName} (staging)`);
+      expect(await findActiveKey({ client, tableName: stages.staging.apiKeysTableName }, key)).toMatchObject({ tier: 'standard' });
+    } finally {
+      gateway.restore();
+    }
+  });
+
+  it('creates a local key in a tier, moves it to another, and writes only the table', async () => {
+    const { apiKeys } = await createTestTables();
+    const target = ['--endpoint', dynamoDbEndpoint(), '--table', apiKeys.tableName];
+    const created = await keys('create', '--name', 'load client', '--tier', 'high', ...target);
+    const keyId = /Created key (key_[0-9a-f]+) "load client" in tier high/.exec(created[0]!)?.[1];
     const key = created.at(-1)!;
-    expect(key.startsWith('so_test_')).toBe(true);
-    expect(created[0]).toContain(`in ${stages.staging.apiKeysTableName} (staging)`);
-    expect(await findActiveKey({ client, tableName: stages.staging.apiKeysTableName }, key)).toBeDefined();
+    expect(await findActiveKey(apiKeys, key)).toMatchObject({ keyId, tier: 'high', usageKey: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const { usageKey } = (await findActiveKey(apiKeys, key))!;
+
+    expect(await keys('move', keyId!, '--tier', 'unlimited', ...target)).toEqual([
+      `Moved ${keyId} "load client" to tier unlimited (local, ${dynamoDbEndpoint()}). The new limits apply within the target's authorizer cache TTL.`,
+    ]);
+    // The usage identifier stays the key's own.
+    expect(await findActiveKey(apiKeys, key)).toMatchObject({ tier: 'unlimited', usageKey });
+    expect((await keys('list', ...target))[0]).toMatch(/\tunlimited\tactive\tload client$/);
+    // Without --tier, the local default tier.
+    const plain = await keys('create', '--name', 'plain', ...target);
+    expect(await findActiveKey(apiKeys, plain.at(-1)!)).toMatchObject({ tier: localStage.defaultTier });
   });
 
   it('targets the running npm start recorded in the state file when nothing names a target', async () => {
@@ -112,6 +139,9 @@ describe('npm run keys', () => {
     [['create'], /create needs --name/],
     [['revoke'], /revoke needs the key id/],
     [['rotate'], /unknown command "rotate"/],
+    [['move'], /move needs the key id/],
+    [['move', 'key_0123456789abcdef'], /move needs --tier <tier> \(one of standard, high, unlimited\)/],
+    [['create', '--name', 'x', '--tier', 'gold'], /--tier must be one of standard, high, unlimited \(local, .+\); got "gold"/],
     [['list', '--stage', 'dev'], /--stage must be one of staging, production/],
     [['list', '--table', 'x'], /table name "x" must be 3-255 characters/],
     [['list', '--endpoint', 'not a url'], /--endpoint must be a URL/],
