@@ -28,6 +28,9 @@ Commands:
                                         printed once, only its hash is stored
   list                                  show every key: id, created, tier, active or revoked, name
   move <keyId> --tier <tier>            put a key in another limit tier
+  adopt [--tier <tier>]                 give every active key issued before usage plans its usage
+                                        identifier and plan (default: the default tier); run it
+                                        right after the first deploy with usage plans
   revoke <keyId>                        revoke a key (takes effect within the authorizer cache TTL)
 
 Tiers: ${Object.keys(localStage.tiers).join(', ')} locally; ${Object.entries(stages)
@@ -203,6 +206,18 @@ export const run = async (
         out(`Moved ${moved.keyId} "${moved.name}" to tier ${tier} (${target.label}). ${when}`);
         return;
       }
+      case 'adopt': {
+        if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+        const tier = tierOf(values.tier, target.defaultTier);
+        // Keys without a usage identifier are refused by API Gateway (401) until they have one.
+        const waiting = (await listApiKeys(table)).filter((key) => key.revokedAt === undefined && key.usageKey === undefined);
+        if (waiting.length === 0) out(`Every active key in ${target.tableName} has a usage identifier: nothing to adopt.`);
+        for (const key of waiting) {
+          await moveKey(sides, key.keyId, tier);
+          out(`Adopted ${key.keyId} "${key.name}" into tier ${tier} (${target.label}).`);
+        }
+        return;
+      }
       case 'revoke': {
         const [keyId, ...extra] = rest;
         if (keyId === undefined) throw new UsageError('revoke needs the key id (see `npm run keys -- list`)');
@@ -215,7 +230,7 @@ export const run = async (
         return;
       }
       default:
-        throw new UsageError(`unknown command "${command}" (create, list, move or revoke)`);
+        throw new UsageError(`unknown command "${command}" (create, list, move, adopt or revoke)`);
     }
   } catch (error) {
     if (error instanceof UsageError) throw error;

@@ -136,6 +136,38 @@ describe('npm run keys on a deployed stage keeps the keys table and API Gateway 
     expect(gateway.key(apiKeyName(keyId))).toMatchObject({ value: record!.usageKey, plans: ['store-orders-staging-standard'] });
   });
 
+  it('adopts every active key issued before usage plans in one command, leaving revoked and current keys alone', async () => {
+    const { apiKeys, keys } = await staging();
+    const oldKey = async (key: string, revokedAt?: string) => {
+      const keyId = keyIdOf(hashApiKey(key));
+      await apiKeys.client.send(
+        new PutCommand({
+          TableName: apiKeys.tableName,
+          Item: {
+            keyHash: hashApiKey(key),
+            keyId,
+            name: 'old',
+            createdAt: '2026-01-01T00:00:00.000Z',
+            ...(revokedAt ? { revokedAt } : {}),
+          },
+        }),
+      );
+      return keyId;
+    };
+    const first = await oldKey('so_test_issued-before-usage-plans-1111111111');
+    const second = await oldKey('so_test_issued-before-usage-plans-2222222222');
+    const revoked = await oldKey('so_test_issued-before-usage-plans-3333333333', '2026-02-01T00:00:00.000Z');
+    const { keyId: current } = created(await keys('create', '--name', 'current', '--tier', 'high'));
+
+    expect((await keys('adopt')).sort()).toEqual(
+      [`Adopted ${first} "old" into tier standard (staging).`, `Adopted ${second} "old" into tier standard (staging).`].sort(),
+    );
+    for (const keyId of [first, second]) expect(gateway.key(apiKeyName(keyId))?.plans).toEqual(['store-orders-staging-standard']);
+    expect(gateway.key(apiKeyName(revoked))).toBeUndefined();
+    expect(gateway.key(apiKeyName(current))?.plans).toEqual(['store-orders-staging-high']);
+    expect(await keys('adopt')).toEqual([expect.stringContaining('nothing to adopt')]);
+  });
+
   it('revokes in the table first, then removes the API key; a revoke that fails at API Gateway is finished by running it again', async () => {
     const { apiKeys, keys } = await staging();
     const { keyId, key } = created(await keys('create', '--name', 'leaver'));
