@@ -13,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type BuildOptions, build } from 'esbuild';
+import { type FunctionName, functionEnvironment, functionSettings } from '../../infra/function-settings.ts';
+import { stages } from '../../infra/stage-config.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 const runs = Number(process.env.BENCH_COLD_RUNS ?? 9);
@@ -41,14 +43,19 @@ const client = DynamoDBDocumentClient.from(new DynamoDBClient({}), { unmarshallO
 export const handler = async () => client;
 `;
 
-const functions = {
-  listOrders: 'functions/list-orders.ts',
-  cancelOrder: 'functions/cancel-order.ts',
-  authorizer: 'functions/authorizer.ts',
-};
+// Each function's handler and the environment the production stack gives it (infra/function-settings.ts).
+const functions = Object.fromEntries(
+  (Object.keys(functionSettings) as FunctionName[]).map((name) => [
+    name,
+    {
+      entry: functionSettings[name].handlerFile,
+      environment: functionEnvironment(name, stages.production, { orders: 'orders', apiKeys: 'api-keys' }),
+    },
+  ]),
+);
 
 /** Milliseconds a fresh process spends importing `file` (the Lambda streaming globals stubbed, as Lambda provides them). */
-const importMs = (file: string, nodeOptions: string): number => {
+const importMs = (file: string, nodeOptions: string, environment: Record<string, string> = {}): number => {
   const script = `
     globalThis.awslambda = { streamifyResponse: (f) => f, HttpResponseStream: { from: (s) => s } };
     const started = performance.now();
@@ -56,7 +63,7 @@ const importMs = (file: string, nodeOptions: string): number => {
     console.log(performance.now() - started);`;
   const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
     encoding: 'utf8',
-    env: { ...process.env, NODE_OPTIONS: nodeOptions, ORDERS_TABLE: 'orders', API_KEYS_TABLE: 'api-keys', AWS_REGION: 'us-east-1' },
+    env: { ...process.env, ...environment, NODE_OPTIONS: nodeOptions, AWS_REGION: 'us-east-1' },
   });
   if (result.status !== 0) throw new Error(`importing ${file} failed: ${result.stderr}`);
   return Number(result.stdout.trim());
@@ -79,7 +86,7 @@ const main = async () => {
       outfile: join(dir, 'floor.mjs'),
     });
     bundles.floor = join(dir, 'floor.mjs');
-    for (const [name, entry] of Object.entries(functions)) {
+    for (const [name, { entry }] of Object.entries(functions)) {
       await build({ ...bundleOptions, entryPoints: [resolve(repoRoot, entry)], outfile: join(dir, `${name}.mjs`) });
       bundles[name] = join(dir, `${name}.mjs`);
     }
@@ -89,8 +96,9 @@ const main = async () => {
     for (let round = 0; round < runs; round++) {
       log(`  round ${round + 1}/${runs}`);
       for (const [name, file] of Object.entries(bundles)) {
-        (times[name] ??= []).push(importMs(file, '--enable-source-maps'));
-        if (name !== 'floor') (times[`${name} (no source maps)`] ??= []).push(importMs(file, ''));
+        const environment = functions[name]?.environment;
+        (times[name] ??= []).push(importMs(file, '--enable-source-maps', environment));
+        if (name !== 'floor') (times[`${name} (no source maps)`] ??= []).push(importMs(file, '', environment));
       }
     }
     const floor = median(times.floor!);
