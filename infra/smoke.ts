@@ -26,7 +26,7 @@ type Check = { name: string; run: () => Promise<string> };
 type Options = { baseUrl: string; key: string; cancel?: string; timeoutMs: number };
 
 /** One request with a deadline; the time to its first body byte is measured as the client sees it. */
-const call = async (options: Options, method: string, path: string, headers: Record<string, string>): Promise<Answer> => {
+const callOnce = async (options: Options, method: string, path: string, headers: Record<string, string>): Promise<Answer> => {
   const started = performance.now();
   const response = await fetch(`${options.baseUrl}${path}`, { method, headers, signal: AbortSignal.timeout(options.timeoutMs) });
   const reader = response.body?.getReader();
@@ -39,6 +39,20 @@ const call = async (options: Options, method: string, path: string, headers: Rec
     chunks.push(value);
   }
   return { status: response.status, headers: response.headers, body: Buffer.concat(chunks).toString('utf8'), firstByteMs };
+};
+
+/**
+ * A request that honours the key's limits: a 429 is its tier at work (a standard key may list
+ * once every two seconds), not a fault, so the check waits as told (up to 5 s) and asks again,
+ * at most twice. Any other answer, or a longer wait, is returned as it is.
+ */
+const call = async (options: Options, method: string, path: string, headers: Record<string, string>): Promise<Answer> => {
+  for (let attempt = 1; ; attempt++) {
+    const answer = await callOnce(options, method, path, headers);
+    const waitSeconds = Number(answer.headers.get('retry-after'));
+    if (answer.status !== 429 || attempt === 3 || !(waitSeconds >= 0 && waitSeconds <= 5)) return answer;
+    await new Promise((resolve) => setTimeout(resolve, waitSeconds * 1000 + 100));
+  }
 };
 
 const fail = (message: string): never => {

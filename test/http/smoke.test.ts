@@ -4,6 +4,9 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServiceProcess, startServiceProcess, stopServiceProcess, uniqueTables } from '../service-process.ts';
+import { localStage, stages } from '../../infra/stage-config.ts';
+import { createApiKey } from '../../shared/api-keys.ts';
+import { createDocumentClient } from '../../shared/dynamo.ts';
 import { dynamoDbEndpoint } from '../support.ts';
 
 const key = 'smoke-test-local-key-0123456789';
@@ -35,8 +38,9 @@ const fakeServer = async (answer: ((res: ServerResponse) => void) | 'never') => 
 
 describe('npm run smoke', () => {
   let service: ServiceProcess;
+  const tables = uniqueTables('smoke');
   beforeAll(async () => {
-    service = await startServiceProcess('node', { DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...uniqueTables('smoke') });
+    service = await startServiceProcess('node', { DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...tables });
     expect(service.url, service.output()).toBeDefined();
   });
   afterAll(() => stopServiceProcess(service));
@@ -50,6 +54,17 @@ describe('npm run smoke', () => {
     expect(output).toMatch(/^PASS {2}cancel an id that cannot exist: 404 order_not_found/m);
     expect(output).toContain('All 5 checks passed.');
     expect(output).not.toContain(key);
+    expect(status).toBe(0);
+  });
+
+  it('passes with a key of the default tier, whose list limit refuses a second list at once: it waits as Retry-After says', async () => {
+    const apiKeys = { client: createDocumentClient({ endpoint: dynamoDbEndpoint() }), tableName: tables.API_KEYS_TABLE };
+    const { key: standardKey } = await createApiKey(apiKeys, { name: 'smoke', prefix: 'so_local_', tier: localStage.defaultTier });
+    apiKeys.client.destroy();
+    expect(stages.production.tiers[stages.production.defaultTier].listThrottling.burstLimit).toBe(1);
+    const { status, output } = await smoke(['--base-url', service.url!], { STORE_API_KEY: standardKey });
+    expect(output).toMatch(/^PASS {2}list with gzip: 200, 7 orders/m);
+    expect(output).toContain('All 5 checks passed.');
     expect(status).toBe(0);
   });
 
