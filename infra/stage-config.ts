@@ -101,6 +101,13 @@ export type StageConfig = FunctionStage & {
   /** Per-key limits by tier, and the tier of a key created without `--tier`. */
   readonly tiers: Readonly<Record<TierName, Tier>>;
   readonly defaultTier: TierName;
+  /**
+   * Whether every method requires the key's usage identifier, i.e. whether the tiers' limits
+   * apply. `false` only for the one deploy that brings usage plans to a stage whose clients hold
+   * keys from before them: deploy, `npm run keys -- adopt`, then `true` and deploy again
+   * (README, "Limits"); otherwise those keys are refused (401) until adopted.
+   */
+  readonly requireUsageKey: boolean;
   /** How a deploy shifts traffic to the new version of each function. */
   readonly deployment: DeploymentStrategy;
   /** Whether the console's "Test" button may invoke the functions (an extra permission per route). */
@@ -144,6 +151,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       high: { throttling: { rateLimit: 10, burstLimit: 20 }, listThrottling: { rateLimit: 1, burstLimit: 2 }, dailyQuota: 100_000 },
     },
     defaultTier: 'standard',
+    requireUsageKey: true,
     // All at once, but through CodeDeploy too: every deploy to staging rehearses production's path.
     deployment: 'LambdaAllAtOnce',
     authorizerCacheTtlSeconds: 300,
@@ -170,6 +178,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       high: { throttling: { rateLimit: 50, burstLimit: 100 }, listThrottling: { rateLimit: 2, burstLimit: 4 }, dailyQuota: 1_000_000 },
     },
     defaultTier: 'standard',
+    requireUsageKey: true,
     // 10% of requests on the new version for 10 minutes, the guard alarms' evaluation window.
     deployment: 'LambdaCanary10Percent10Minutes',
     authorizerCacheTtlSeconds: 300,

@@ -193,7 +193,11 @@ export class StoreOrdersStack extends Stack {
       // Per-client limits: the authorizer returns the key's usage identifier, and every method
       // requires one, so each request counts against its key's usage plan (docs/decisions.md, "Limits").
       apiKeySourceType: apigw.ApiKeySourceType.AUTHORIZER,
-      defaultMethodOptions: { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM, apiKeyRequired: true },
+      defaultMethodOptions: {
+        authorizer,
+        authorizationType: apigw.AuthorizationType.CUSTOM,
+        apiKeyRequired: config.requireUsageKey,
+      },
       deployOptions: {
         stageName: config.stage,
         throttlingRateLimit: config.throttling.rateLimit,
@@ -314,7 +318,7 @@ export class StoreOrdersStack extends Stack {
     });
     new CfnOutput(this, 'IssueKeyCommand', {
       description: 'Issue an API key for this stage (with AWS credentials; the key is printed once)',
-      value: `npm run keys -- create --stage ${config.stage} --name <name>`,
+      value: `npm run keys -- create --stage ${config.stage} --name "who the key is for"`,
     });
     new CfnOutput(this, 'AlarmTopicArn', { description: 'Subscribe on-call here', value: this.monitoring.alarmTopic.topicArn });
     new CfnOutput(this, 'DashboardUrl', { value: this.monitoring.dashboardUrl });

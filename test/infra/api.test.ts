@@ -1,7 +1,9 @@
-import { Match } from 'aws-cdk-lib/assertions';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { serviceName, stages, tierNames, tierProblems } from '../../infra/stage-config.ts';
 import { accessLogFormat } from '../../infra/api-gateway.ts';
+import { StoreOrdersStack } from '../../infra/store-orders-stack.ts';
 import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
 import {
   type ErrorCode,
@@ -12,7 +14,7 @@ import {
   gatewayResponseHeaders,
 } from '../../shared/errors.ts';
 import { basePath, routes } from '../../shared/routes.ts';
-import { logicalId, methodsByRoute, stageNames, synthApp } from './support.ts';
+import { cdkJsonContext, logicalId, methodsByRoute, stageNames, synthApp, tempDir } from './support.ts';
 
 const { stack, template } = synthApp();
 
@@ -97,6 +99,16 @@ describe.each(stageNames)('the %s REST API', (stage) => {
       const methods = [...methodsByRoute(t).values()];
       expect(methods).toHaveLength(routes.length);
       for (const method of methods) expect(method.ApiKeyRequired).toBe(true);
+    });
+
+    it('can leave the usage identifier unrequired for the one deploy that adopts keys issued before limits, plans still made', () => {
+      const app = new App({ outdir: tempDir('store-orders-adopt-'), context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+      const adopting = Template.fromStack(
+        new StoreOrdersStack(app, 'AdoptingStack', { config: { ...stages[stage], requireUsageKey: false } }),
+      );
+      for (const method of methodsByRoute(adopting).values()) expect(method.ApiKeyRequired).toBe(false);
+      adopting.resourceCountIs('AWS::ApiGateway::UsagePlan', tierNames.length);
+      expect(stages[stage].requireUsageKey).toBe(true);
     });
 
     it('have one usage plan per tier, named for stage and tier, with its rate, burst, daily quota and list throttle on this stage', () => {
