@@ -5,9 +5,9 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
-import { bearerTokenPattern, createApiKey, findActiveKey } from '../../shared/api-keys.ts';
+import { bearerTokenPattern, createApiKey, findActiveKey, generateUsageKey, moveApiKey } from '../../shared/api-keys.ts';
 import { functionEnvSchema, integerSetting, tableName } from '../../shared/config.ts';
-import { createDocumentClient } from '../../shared/dynamo.ts';
+import { createDocumentClient, type TableRef } from '../../shared/dynamo.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { type LocalTierName, localStage } from '../stage-config.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
@@ -69,6 +69,32 @@ const recordLocalState = (...args: Parameters<typeof writeLocalState>) => {
   }
 };
 
+/**
+ * The developer's key: STORE_API_KEY (registered if new, in STORE_API_KEY_TIER), or one generated
+ * and printed for this run. A key registered before keeps its tier (`npm run keys -- move`
+ * changes it); one kept in DATA_DIR from before usage identifiers gets one now, or the gateway
+ * would refuse it.
+ */
+const registerDeveloperKey = async (apiKeys: TableRef, env: z.infer<typeof localEnvSchema>) => {
+  const tier = env.STORE_API_KEY_TIER;
+  if (env.STORE_API_KEY === undefined) {
+    const { key } = await createApiKey(apiKeys, { name: 'local (generated)', prefix: localStage.keyPrefix, tier });
+    console.log(`API key (generated for this run): ${key}\nIts limit tier: ${tier} (STORE_API_KEY_TIER)`);
+    return;
+  }
+  const key = env.STORE_API_KEY;
+  const found = await findActiveKey(apiKeys, key);
+  if (found !== undefined) {
+    if (found.usageKey === undefined) await moveApiKey(apiKeys, found.keyId, { tier: found.tier ?? tier, usageKey: generateUsageKey() });
+    return;
+  }
+  // Not active but perhaps registered: it was revoked with `npm run keys` (kept in DATA_DIR).
+  await createApiKey(apiKeys, { name: 'local (STORE_API_KEY)', prefix: '', key, tier }).catch((error: unknown) => {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    throw new Error(`STORE_API_KEY was revoked in table ${env.API_KEYS_TABLE}; choose another key`, { cause: error });
+  });
+};
+
 const main = async () => {
   const parsed = localEnvSchema.safeParse(unsetEmptyVariables());
   if (!parsed.success) {
@@ -127,18 +153,7 @@ const main = async () => {
       console.log(`Using existing table ${env.ORDERS_TABLE} (not seeded)`);
     }
 
-    const tier = env.STORE_API_KEY_TIER;
-    const key = env.STORE_API_KEY ?? (await createApiKey(apiKeys, { name: 'local (generated)', prefix: localStage.keyPrefix, tier })).key;
-    if (env.STORE_API_KEY === undefined)
-      console.log(`API key (generated for this run): ${key}\nIts limit tier: ${tier} (STORE_API_KEY_TIER)`);
-    else if ((await findActiveKey(apiKeys, key)) === undefined) {
-      // Registered already but not active: it was revoked with `npm run keys` (kept in DATA_DIR).
-      // A key registered before keeps its tier: `npm run keys -- move` changes it.
-      await createApiKey(apiKeys, { name: 'local (STORE_API_KEY)', prefix: '', key, tier }).catch((error: unknown) => {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        throw new Error(`STORE_API_KEY was revoked in table ${env.API_KEYS_TABLE}; choose another key`, { cause: error });
-      });
-    }
+    await registerDeveloperKey(apiKeys, env);
 
     const ttl = env.AUTHORIZER_CACHE_TTL_SECONDS;
     console.log(

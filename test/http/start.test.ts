@@ -5,11 +5,13 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/local/dynamodb-local.ts';
 import { drainMs } from '../../infra/local/gateway.ts';
 import { localEnvSchema } from '../../infra/local/start.ts';
-import { listApiKeys, revokeApiKey } from '../../shared/api-keys.ts';
+import { apiKeysTableKey, ensureTable } from '../../infra/local/tables.ts';
+import { findActiveKey, hashApiKey, keyIdOf, listApiKeys, revokeApiKey } from '../../shared/api-keys.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import {
   childPids,
@@ -170,6 +172,24 @@ describe('npm start', () => {
     const second = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...names });
     expect(second.exitCode).toBe(1);
     expect(second.output()).toContain(`STORE_API_KEY was revoked in table ${names.API_KEYS_TABLE}`);
+  });
+
+  it('gives a STORE_API_KEY registered before usage identifiers (kept in DATA_DIR) one, in STORE_API_KEY_TIER, instead of a 401', async () => {
+    const names = tables();
+    const apiKeys = { client: createDocumentClient({ endpoint: dynamoDbEndpoint() }), tableName: names.API_KEYS_TABLE };
+    await ensureTable(apiKeys.client, names.API_KEYS_TABLE, apiKeysTableKey);
+    const keyHash = hashApiKey(key);
+    await apiKeys.client.send(
+      new PutCommand({
+        TableName: names.API_KEYS_TABLE,
+        Item: { keyHash, keyId: keyIdOf(keyHash), name: 'local (STORE_API_KEY)', createdAt: '2026-01-01T00:00:00.000Z' },
+      }),
+    );
+    const service = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...names });
+    expect(service.url, service.output()).toBeDefined();
+    expect((await request(service.url!, 'GET', '/store/orders', auth)).status).toBe(200);
+    expect(await findActiveKey(apiKeys, key)).toMatchObject({ tier: 'unlimited', usageKey: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(await stop(service)).toBe(0);
   });
 
   it('refuses a PORT that is in use before starting anything, naming the port and the PORT variable', async () => {
