@@ -51,7 +51,12 @@ type Step = { readonly name: string; readonly run: () => Promise<void> };
  * Runs steps in order. On a failure: the command, the step (n of m) and its error, the steps done,
  * what state that leaves (`leftState` gets how many steps were done), and "run the same command again".
  */
-const runSteps = async (command: string, steps: readonly Step[], leftState: (done: number) => string): Promise<void> => {
+const runSteps = async (
+  command: string,
+  steps: readonly Step[],
+  leftState: (done: number) => string,
+  next = 'Run the same command again to finish.',
+): Promise<void> => {
   for (const [index, step] of steps.entries()) {
     try {
       await step.run();
@@ -63,7 +68,7 @@ const runSteps = async (command: string, steps: readonly Step[], leftState: (don
           `${command}: step ${index + 1} of ${steps.length} (${step.name}) failed: ${reason}.`,
           `Done: ${done.length === 0 ? 'nothing' : done.join('; ')}.`,
           `State: ${leftState(index)}`,
-          'Run the same command again to finish.',
+          next,
         ].join('\n'),
         step.name,
         error,
@@ -89,7 +94,7 @@ export const createKey = async (
   };
   const { gateway } = sides;
   if (gateway === undefined) {
-    await runSteps(`create ${keyId}`, [record], () => 'nothing was written; no key was issued.');
+    await runSteps(`create ${keyId}`, [record], () => 'nothing was written; no key was issued.', 'Run create again for a new key.');
     return result!;
   }
   let apiKey: GatewayApiKey | undefined;
@@ -105,10 +110,13 @@ export const createKey = async (
       record,
     ],
     (done) =>
-      done <= 1
+      done === 0
         ? 'nothing was written; no key was issued.'
-        : `no key was issued (the keys table has none, so the authorizer accepts nothing new), but API key ${name} is left in API Gateway, unused: ` +
-          `remove it with \`npm run keys -- revoke ${keyId} --stage ${sides.stage}\`. Running create again issues a new key.`,
+        : // Creating the API key may have succeeded though its answer was lost: it may be there.
+          `no key was issued (the keys table has none, so the authorizer accepts nothing new), but API key ${name} ` +
+          `${done === 1 ? 'may be' : 'is'} left in API Gateway, unused: remove it with \`npm run keys -- revoke ${keyId} --stage ${sides.stage}\`.`,
+    // A new create makes a new key id: it cannot finish this one.
+    'Then run create again for a new key (it does not reuse this one).',
   );
   return result!;
 };

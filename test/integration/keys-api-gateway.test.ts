@@ -69,7 +69,7 @@ describe('npm run keys on a deployed stage keeps the keys table and API Gateway 
     await expect(keys('move', 'key_0000000000000000')).rejects.toThrow('move needs --tier <tier> (one of standard, high)');
   });
 
-  it('reports a create that failed between API Gateway and the table, issues no key, and cleans up on revoke and a second create', async () => {
+  it('reports a create that failed between API Gateway and the table, issues no key, and says to revoke the left-over API key before creating again', async () => {
     const { apiKeys, keys } = await staging();
     const before = gateway.keyCount();
     gateway.failOnce('CreateUsagePlanKey');
@@ -84,7 +84,9 @@ describe('npm run keys on a deployed stage keeps the keys table and API Gateway 
     expect(message).toContain(`Done: find usage plan store-orders-staging-standard; create API key ${apiKeyName(keyId!)}.`);
     expect(message).toContain(`no key was issued`);
     expect(message).toContain(`npm run keys -- revoke ${keyId} --stage staging`);
-    expect(message).toContain('Run the same command again to finish.');
+    // A second create makes a new key id: it cannot finish this one, and the message does not pretend it would.
+    expect(message).toContain('Then run create again for a new key (it does not reuse this one).');
+    expect(message).not.toContain('Run the same command again to finish.');
     expect(message).not.toMatch(/so_test_/);
     expect(await findKeyById(apiKeys, keyId!)).toBeUndefined();
     expect(gateway.key(apiKeyName(keyId!))).toMatchObject({ plans: [] });
