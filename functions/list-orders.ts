@@ -30,7 +30,7 @@ const orders = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOI
 const itemCountTtlMs = 5 * 60_000;
 let itemCount: { value: number; readAt: number } | undefined;
 
-/** Refuses, before the first byte, a list that could not fit in one response (see README, "List size"). */
+/** Refuses, before the first byte, a list that could not fit in one response (see README, "Limits of the deployed list"). */
 const checkListFits = async (gzip: boolean, deadline: Deadline) => {
   if (itemCount === undefined || performance.now() - itemCount.readAt > itemCountTtlMs) {
     itemCount = { value: await approximateItemCount(orders, deadline), readAt: performance.now() };

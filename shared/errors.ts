@@ -44,7 +44,7 @@ export const notCancellableMessage = (status: string | undefined): string => {
   return `The order is ${JSON.stringify(status)}, not "pending", and cannot be cancelled.`;
 };
 
-/** The 406 message when the store holds more orders than the list may send (see README, "List size"). */
+/** The 406 message when the store holds more orders than the list may send (see README, "Limits of the deployed list"). */
 export const listTooLargeMessage = (itemCount: number, gzip: boolean, limits: { plain: number; gzip: number }): string =>
   gzip || itemCount > limits.gzip
     ? `The store holds about ${itemCount} orders, more than one response can carry (${limits.gzip} with gzip): wait for the paginated /v2 list.`

@@ -183,7 +183,7 @@ const sharedHeaders = {
   'Retry-After': {
     required: true,
     description:
-      'Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3). The service sends 1 today; it never asks for more than an hour.',
+      'Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3). The service sends 1 after a rate or burst limit, and 3600 once a key has used its daily quota; it never asks for more than an hour.',
     schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 3600 },
   },
 } as const satisfies Record<string, HeaderObject>;

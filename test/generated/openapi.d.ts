@@ -98,7 +98,7 @@ export interface components {
         "Cache-Control": "no-store";
         /** @description The authentication scheme to use: `Bearer` (RFC 6750). */
         "WWW-Authenticate": "Bearer";
-        /** @description Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3). The service sends 1 today; it never asks for more than an hour. */
+        /** @description Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3). The service sends 1 after a rate or burst limit, and 3600 once a key has used its daily quota; it never asks for more than an hour. */
         "Retry-After": number;
     };
     pathItems: never;

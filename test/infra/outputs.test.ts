@@ -32,7 +32,7 @@ describe.each(stageNames)('the %s outputs', (stage) => {
 
   it('give what the key tool needs to issue a key: table, region and the exact command', () => {
     t.hasOutput('ApiKeysTableRegion', { Value: { Ref: 'AWS::Region' } });
-    t.hasOutput('IssueKeyCommand', { Value: `npm run keys -- create --stage ${stage} --name <name>` });
+    t.hasOutput('IssueKeyCommand', { Value: `npm run keys -- create --stage ${stage} --name "who the key is for"` });
     expect(config.apiKeysTableName).toMatch(new RegExp(`^store-orders-${stage}-`));
   });
 
