@@ -40,14 +40,14 @@ describe('npx cdk synth', () => {
   const outdir = tempDir('store-orders-synth-');
 
   it('synthesizes both stacks with no AWS credentials', { timeout: 120_000 }, () => {
-    const started = performance.now();
+    // A synth that hangs (e.g. on a credential lookup) is killed before the test's own timeout, and fails here.
     const result = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-o', outdir], {
       cwd: repoRoot,
       env: withoutAws(),
       encoding: 'utf8',
+      timeout: 110_000,
     });
-    const seconds = (performance.now() - started) / 1000;
-    expect(result.status, result.stderr).toBe(0);
+    expect(result.status, `${result.signal ?? ''} ${result.stderr}`).toBe(0);
 
     const manifest = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8'));
     for (const config of Object.values(stages)) {
@@ -62,8 +62,6 @@ describe('npx cdk synth', () => {
       );
     }
     expect(existsSync(join(outdir, 'validation-report.json'))).toBe(true);
-    // Bundling included, this takes ~6-9 s on a small machine; a minute means something hangs (e.g. a credential lookup).
-    expect(seconds).toBeLessThan(60);
   });
 
   // Catches what CloudFormation would refuse at deploy time, e.g. a circular dependency between
