@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,6 +6,7 @@ import { buildOpenApiDocument, openApiFiles, openApiJson, operationContracts } f
 import { routes } from '../../shared/routes.ts';
 import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
 import { deprecatedRoute } from '../fixtures/deprecated-route.ts';
+import { runJsonCli } from '../json-cli.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 const redoclyCli = resolve(repoRoot, 'node_modules/@redocly/cli/bin/cli.js');
@@ -15,27 +15,8 @@ type LintReport = { totals: { errors: number; warnings: number }; problems: { ru
 
 /** `redocly lint` with the repository's redocly.yaml (found in the working directory), offline and quiet. */
 const lint = (file: string) =>
-  new Promise<{ exitCode: number | null; report: LintReport; stderr: string }>((done, fail) => {
-    const child = spawn(process.execPath, [redoclyCli, 'lint', file, '--format=json'], {
-      cwd: repoRoot,
-      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('error', fail);
-    child.on('close', (exitCode) => {
-      try {
-        done({ exitCode, report: JSON.parse(stdout) as LintReport, stderr });
-      } catch {
-        fail(new Error(`redocly printed no JSON report (exit ${exitCode}): ${stdout}${stderr}`));
-      }
-    });
+  runJsonCli<LintReport>('redocly', [redoclyCli, 'lint', file, '--format=json'], {
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
   });
 
 const describeProblems = (report: LintReport) => report.problems.map((problem) => `${problem.ruleId}: ${problem.message}`).join('\n');

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, openApiFiles, openApiJson, operationContracts } from '../../shared/openapi.ts';
 import { routes } from '../../shared/routes.ts';
 import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
 import { deprecatedRoute } from '../fixtures/deprecated-route.ts';
+import { runJsonCli } from '../json-cli.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 // The CLI rather than spectral-core from code: spectral-core's own loader (ruleset-bundler's
@@ -19,32 +19,15 @@ type Finding = { code: string; severity: number; path: string[]; message: string
  * too). A document given as text is read from stdin as if it were docs/openapi.json, so the
  * ruleset's overrides (which name places in that file) apply to it as they would to the file.
  */
-const lint = (document: { file: string } | { text: string }) =>
-  new Promise<{ exitCode: number | null; findings: Finding[] }>((done, fail) => {
-    const target = 'file' in document ? [document.file] : ['--stdin-filepath', openApiFiles.document];
-    const child = spawn(
-      process.execPath,
-      [spectralCli, 'lint', ...target, '--ruleset', '.spectral.yaml', '--format', 'json', '--fail-severity', 'hint', '--quiet'],
-      { cwd: repoRoot },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('error', fail);
-    child.on('close', (exitCode) => {
-      try {
-        done({ exitCode, findings: JSON.parse(stdout) as Finding[] });
-      } catch {
-        fail(new Error(`spectral printed no JSON report (exit ${exitCode}): ${stdout}${stderr}`));
-      }
-    });
-    child.stdin.end('text' in document ? document.text : '');
-  });
+const lint = async (document: { file: string } | { text: string }) => {
+  const target = 'file' in document ? [document.file] : ['--stdin-filepath', openApiFiles.document];
+  const { exitCode, report } = await runJsonCli<Finding[]>(
+    'spectral',
+    [spectralCli, 'lint', ...target, '--ruleset', '.spectral.yaml', '--format', 'json', '--fail-severity', 'hint', '--quiet'],
+    { input: 'text' in document ? document.text : '' },
+  );
+  return { exitCode, findings: report };
+};
 
 const located = (findings: Finding[]) => findings.map((finding) => `${finding.code} at ${finding.path.join('.')}`);
 
