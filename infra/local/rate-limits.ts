@@ -54,7 +54,8 @@ export const createRateLimiter = (limits: LocalLimits, clock: () => number = Dat
      * well as per key: a moved key starts afresh in its new tier, as in its new usage plan.
      */
     admit(usageKey: string, tierName: string | undefined, route: Route): LimitRefusal | undefined {
-      const name = tierName !== undefined && tierName in limits.tiers ? tierName : limits.defaultTier;
+      // Own properties only: a tier name read from a record must not reach Object.prototype.
+      const name = tierName !== undefined && Object.hasOwn(limits.tiers, tierName) ? tierName : limits.defaultTier;
       const tier = limits.tiers[name];
       if (tier === undefined || tier === 'unlimited') return undefined;
       const now = clock();

@@ -78,6 +78,12 @@ describe('per-key limits through the local gateway', () => {
     expectLimited(await cancel(api, auth));
   });
 
+  it("gives a key whose record names a tier not defined here, even one named like an Object property, the default tier's limits", async () => {
+    const { auth } = await keyIn(api, 'constructor');
+    for (let i = 0; i < tiny.throttling.burstLimit; i++) expect((await cancel(api, auth)).status).toBe(404);
+    expectLimited(await cancel(api, auth));
+  });
+
   it('refuses a key with no usage identifier (issued before usage plans) with 401, as API Gateway does (INVALID_API_KEY)', async () => {
     const key = 'so_test_issued-before-usage-plans-00000000';
     const keyHash = hashApiKey(key);
