@@ -10,8 +10,9 @@
  * - move: out of the old plan, into the new one (API Gateway allows one plan per key and stage,
  *   so the key is in none for the moment between the two calls), then the table's tier.
  *
- * Each step is named; a failure says which one failed, what state it left, and that running the
- * same command again finishes the work (every step finds what an earlier run did, by name).
+ * Each step is named; a failure says which one failed and what state it left. Running the same
+ * move or revoke again finishes the work (every step finds what an earlier run did, by name); a
+ * create that failed says how to remove what it left, since a new create makes a new key id.
  */
 import {
   createApiKey,
@@ -137,7 +138,7 @@ export const moveKey = async (sides: KeySides, keyId: string, tier: string): Pro
   let moved: ApiKeyItem | undefined;
   const record: Step = {
     name: `record tier ${tier} in the keys table`,
-    run: async () => void (moved = await moveApiKey(sides.table, keyId, { tier, usageKey })),
+    run: async () => void (moved = await moveApiKey(sides.table, item, { tier, usageKey })),
   };
   if (gateway === undefined) {
     await runSteps(`move ${keyId}`, [record], () => `the key is still in tier ${item.tier ?? 'default'}.`);

@@ -119,17 +119,11 @@ export const findKeyById = async (table: TableRef, keyId: string): Promise<ApiKe
   (await listApiKeys(table)).find((candidate) => candidate.keyId === keyId);
 
 /**
- * Puts an active key in another tier, giving it a usage identifier if it has none (a key issued
- * before usage plans). Returns undefined when no key has that id; refuses a revoked key.
+ * Puts an active key (its record, as the caller read it) in another tier, giving it a usage
+ * identifier if it has none (a key issued before usage plans). A key revoked meanwhile is refused
+ * by the condition.
  */
-export const moveApiKey = async (
-  table: TableRef,
-  keyId: string,
-  change: { tier: string; usageKey: string },
-): Promise<ApiKeyItem | undefined> => {
-  const item = await findKeyById(table, keyId);
-  if (item === undefined) return undefined;
-  if (item.revokedAt !== undefined) throw new Error(`key ${keyId} was revoked at ${item.revokedAt}: issue a new one`);
+export const moveApiKey = async (table: TableRef, item: ApiKeyItem, change: { tier: string; usageKey: string }): Promise<ApiKeyItem> => {
   await table.client.send(
     new UpdateCommand({
       TableName: table.tableName,

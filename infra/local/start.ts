@@ -85,7 +85,7 @@ const registerDeveloperKey = async (apiKeys: TableRef, env: z.infer<typeof local
   const key = env.STORE_API_KEY;
   const found = await findActiveKey(apiKeys, key);
   if (found !== undefined) {
-    if (found.usageKey === undefined) await moveApiKey(apiKeys, found.keyId, { tier: found.tier ?? tier, usageKey: generateUsageKey() });
+    if (found.usageKey === undefined) await moveApiKey(apiKeys, found, { tier: found.tier ?? tier, usageKey: generateUsageKey() });
     return;
   }
   // Not active but perhaps registered: it was revoked with `npm run keys` (kept in DATA_DIR).
