@@ -31,8 +31,8 @@ export const functionEnvSchema = z.object({
    * The most orders one list answer may carry, uncompressed and gzip-compressed: a streamed
    * Lambda response is capped (200 MB), so a larger store is refused before the first byte.
    */
-  LIST_MAX_ORDERS: z.coerce.number().int().min(1),
-  LIST_MAX_ORDERS_GZIP: z.coerce.number().int().min(1),
+  LIST_MAX_ORDERS: integerSetting(1, 999_999_999),
+  LIST_MAX_ORDERS_GZIP: integerSetting(1, 999_999_999),
   /** Only set for local runs (DynamoDB Local); on Lambda the SDK finds DynamoDB itself. */
   DYNAMODB_ENDPOINT: z.url().optional(),
 });
