@@ -7,7 +7,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
 import { bearerTokenPattern, createApiKey, findActiveKey, generateUsageKey, moveApiKey } from '../../shared/api-keys.ts';
 import { functionEnvSchema, integerSetting, tableName } from '../../shared/config.ts';
-import { createDocumentClient, type TableRef } from '../../shared/dynamo.ts';
+import { createDocumentClient, type DocumentClient, type TableRef } from '../../shared/dynamo.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { type LocalTierName, localStage } from '../stage-config.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
@@ -95,6 +95,28 @@ const registerDeveloperKey = async (apiKeys: TableRef, env: z.infer<typeof local
   });
 };
 
+/** DynamoDB Local on the local stage's port, in memory or with its data in `dataDir`. */
+const startDatabase = async (dataDir: string | undefined): Promise<DynamoDbLocal> => {
+  const dynamoDb = await startDynamoDbLocal({ port: localStage.dynamoDbPort, ...(dataDir === undefined ? {} : { dataDir }) });
+  console.log(`DynamoDB Local on ${dynamoDb.endpoint} (${dataDir === undefined ? 'in memory' : `data in ${dataDir}`})`);
+  return dynamoDb;
+};
+
+/** Creates missing tables, seeds the orders table only when this start created it, and registers the developer's key. */
+const prepareTables = async (client: DocumentClient, env: z.infer<typeof localEnvSchema>, seed: readonly Order[]) => {
+  await ensureTable(client, env.API_KEYS_TABLE, apiKeysTableKey);
+  // Seed only a table this start created: a restart never duplicates or overwrites data.
+  if (await ensureTable(client, env.ORDERS_TABLE, ordersTableKey)) {
+    await putOrders({ client, tableName: env.ORDERS_TABLE }, seed);
+    console.log(
+      `Created table ${env.ORDERS_TABLE} with ${seed.length} ${env.SEED_FILE === undefined ? 'demo orders' : `orders from ${env.SEED_FILE}`}`,
+    );
+  } else {
+    console.log(`Using existing table ${env.ORDERS_TABLE} (not seeded)`);
+  }
+  await registerDeveloperKey({ client, tableName: env.API_KEYS_TABLE }, env);
+};
+
 const main = async () => {
   const parsed = localEnvSchema.safeParse(unsetEmptyVariables());
   if (!parsed.success) {
@@ -131,29 +153,11 @@ const main = async () => {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(0));
 
   try {
-    let endpoint = env.DYNAMODB_ENDPOINT;
-    if (endpoint !== undefined && env.DATA_DIR !== undefined)
+    dynamoDb = env.DYNAMODB_ENDPOINT === undefined ? await startDatabase(dataDir) : undefined;
+    const endpoint = dynamoDb?.endpoint ?? env.DYNAMODB_ENDPOINT!;
+    if (dynamoDb === undefined && env.DATA_DIR !== undefined)
       console.log(`DATA_DIR is ignored: the DynamoDB at ${endpoint} keeps its own data`);
-    if (endpoint === undefined) {
-      dynamoDb = await startDynamoDbLocal({ port: localStage.dynamoDbPort, ...(dataDir === undefined ? {} : { dataDir }) });
-      endpoint = dynamoDb.endpoint;
-      console.log(`DynamoDB Local on ${endpoint} (${dataDir === undefined ? 'in memory' : `data in ${dataDir}`})`);
-    }
-    const client = createDocumentClient({ endpoint });
-    const orders = { client, tableName: env.ORDERS_TABLE };
-    const apiKeys = { client, tableName: env.API_KEYS_TABLE };
-    await ensureTable(client, env.API_KEYS_TABLE, apiKeysTableKey);
-    // Seed only a table this start created: a restart never duplicates or overwrites data.
-    if (await ensureTable(client, env.ORDERS_TABLE, ordersTableKey)) {
-      await putOrders(orders, seed);
-      console.log(
-        `Created table ${env.ORDERS_TABLE} with ${seed.length} ${env.SEED_FILE === undefined ? 'demo orders' : `orders from ${env.SEED_FILE}`}`,
-      );
-    } else {
-      console.log(`Using existing table ${env.ORDERS_TABLE} (not seeded)`);
-    }
-
-    await registerDeveloperKey(apiKeys, env);
+    await prepareTables(createDocumentClient({ endpoint }), env, seed);
 
     const ttl = env.AUTHORIZER_CACHE_TTL_SECONDS;
     console.log(
