@@ -165,73 +165,11 @@ export const run = async (
     return tier;
   };
   try {
-    switch (command) {
-      case 'create': {
-        const name = values.name?.trim();
-        if (!name) throw new UsageError('create needs --name <name> (who or what the key is for)');
-        if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
-        const tier = tierOf(values.tier, target.defaultTier);
-        const { key, item } = await createKey(sides, { name, tier, prefix: target.keyPrefix });
-        out(`Created key ${item.keyId} "${item.name}" in tier ${tier}, in ${target.tableName} (${target.label}).`);
-        out('The key is shown once; store it now (it cannot be recovered, only revoked):');
-        out(key);
-        return;
-      }
-      case 'list': {
-        const keys = await listApiKeys(table);
-        if (keys.length === 0) out(`No keys in ${target.tableName} (${target.label}).`);
-        for (const key of keys)
-          out(
-            [
-              key.keyId,
-              key.createdAt,
-              key.tier ?? `${target.defaultTier} (default)`,
-              key.revokedAt === undefined ? 'active' : `revoked ${key.revokedAt}`,
-              key.name,
-            ].join('\t'),
-          );
-        return;
-      }
-      case 'move': {
-        const [keyId, ...extra] = rest;
-        if (keyId === undefined) throw new UsageError('move needs the key id (see `npm run keys -- list`) and --tier <tier>');
-        if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
-        const tier = tierOf(values.tier);
-        const moved = await moveKey(sides, keyId, tier);
-        // On a stage the usage plan is what limits a key; locally the gateway reads the tier through the authorizer's cache.
-        const when =
-          target.stage === undefined
-            ? takesEffect(target, 'The new limits apply')
-            : `API Gateway now counts its requests under plan ${tier}.`;
-        out(`Moved ${moved.keyId} "${moved.name}" to tier ${tier} (${target.label}). ${when}`);
-        return;
-      }
-      case 'adopt': {
-        if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
-        const tier = tierOf(values.tier, target.defaultTier);
-        // Keys without a usage identifier are refused by API Gateway (401) until they have one.
-        const waiting = (await listApiKeys(table)).filter((key) => key.revokedAt === undefined && key.usageKey === undefined);
-        if (waiting.length === 0) out(`Every active key in ${target.tableName} has a usage identifier: nothing to adopt.`);
-        for (const key of waiting) {
-          await moveKey(sides, key.keyId, tier);
-          out(`Adopted ${key.keyId} "${key.name}" into tier ${tier} (${target.label}).`);
-        }
-        return;
-      }
-      case 'revoke': {
-        const [keyId, ...extra] = rest;
-        if (keyId === undefined) throw new UsageError('revoke needs the key id (see `npm run keys -- list`)');
-        if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
-        const { revoked, apiKeyRemoved } = await revokeKey(sides, keyId);
-        if (revoked === undefined && apiKeyRemoved === undefined)
-          throw new UsageError(`no key with id ${keyId} in ${target.tableName} (${target.label})`);
-        if (revoked === undefined) out(`No key ${keyId} in ${target.tableName}; removed its left-over API key ${apiKeyRemoved}.`);
-        else out(`Revoked ${revoked.keyId} "${revoked.name}" at ${revoked.revokedAt}. ${takesEffect(target, 'Cached authorizations end')}`);
-        return;
-      }
-      default:
-        throw new UsageError(`unknown command "${command}" (create, list, move, adopt or revoke)`);
+    if (!Object.hasOwn(commands, command)) {
+      const names = Object.keys(commands);
+      throw new UsageError(`unknown command "${command}" (${names.slice(0, -1).join(', ')} or ${names.at(-1)})`);
     }
+    await commands[command]!({ target, sides, values, rest, out, tierOf });
   } catch (error) {
     if (error instanceof UsageError) throw error;
     throw new Error(describeFailure(error, target), { cause: error });
@@ -239,6 +177,84 @@ export const run = async (
     table.client.destroy();
     apiGateway?.destroy();
   }
+};
+
+/** What a command works with: where the keys are, its arguments, and where it writes. */
+type CommandInput = {
+  readonly target: Target;
+  readonly sides: KeySides;
+  readonly values: { readonly name?: string | undefined; readonly tier?: string | undefined };
+  readonly rest: readonly string[];
+  readonly out: (line: string) => void;
+  /** The tier named by --tier (or `fallback`), checked against the target's tiers. */
+  readonly tierOf: (value: string | undefined, fallback?: string) => string;
+};
+
+const noMoreArguments = (rest: readonly string[]) => {
+  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+};
+
+/** The one key id a command takes, or a usage error saying what it needs. */
+const oneKeyId = (rest: readonly string[], needs: string): string => {
+  const [keyId, ...extra] = rest;
+  if (keyId === undefined) throw new UsageError(needs);
+  noMoreArguments(extra);
+  return keyId;
+};
+
+const commands: Record<string, (input: CommandInput) => Promise<void>> = {
+  create: async ({ target, sides, values, rest, out, tierOf }) => {
+    const name = values.name?.trim();
+    if (!name) throw new UsageError('create needs --name <name> (who or what the key is for)');
+    noMoreArguments(rest);
+    const tier = tierOf(values.tier, target.defaultTier);
+    const { key, item } = await createKey(sides, { name, tier, prefix: target.keyPrefix });
+    out(`Created key ${item.keyId} "${item.name}" in tier ${tier}, in ${target.tableName} (${target.label}).`);
+    out('The key is shown once; store it now (it cannot be recovered, only revoked):');
+    out(key);
+  },
+  list: async ({ target, sides, out }) => {
+    const keys = await listApiKeys(sides.table);
+    if (keys.length === 0) out(`No keys in ${target.tableName} (${target.label}).`);
+    for (const key of keys)
+      out(
+        [
+          key.keyId,
+          key.createdAt,
+          key.tier ?? `${target.defaultTier} (default)`,
+          key.revokedAt === undefined ? 'active' : `revoked ${key.revokedAt}`,
+          key.name,
+        ].join('\t'),
+      );
+  },
+  move: async ({ target, sides, values, rest, out, tierOf }) => {
+    const keyId = oneKeyId(rest, 'move needs the key id (see `npm run keys -- list`) and --tier <tier>');
+    const tier = tierOf(values.tier);
+    const moved = await moveKey(sides, keyId, tier);
+    // On a stage the usage plan is what limits a key; locally the gateway reads the tier through the authorizer's cache.
+    const when =
+      target.stage === undefined ? takesEffect(target, 'The new limits apply') : `API Gateway now counts its requests under plan ${tier}.`;
+    out(`Moved ${moved.keyId} "${moved.name}" to tier ${tier} (${target.label}). ${when}`);
+  },
+  adopt: async ({ target, sides, values, rest, out, tierOf }) => {
+    noMoreArguments(rest);
+    const tier = tierOf(values.tier, target.defaultTier);
+    // Keys without a usage identifier are refused by API Gateway (401) until they have one.
+    const waiting = (await listApiKeys(sides.table)).filter((key) => key.revokedAt === undefined && key.usageKey === undefined);
+    if (waiting.length === 0) out(`Every active key in ${target.tableName} has a usage identifier: nothing to adopt.`);
+    for (const key of waiting) {
+      await moveKey(sides, key.keyId, tier);
+      out(`Adopted ${key.keyId} "${key.name}" into tier ${tier} (${target.label}).`);
+    }
+  },
+  revoke: async ({ target, sides, rest, out }) => {
+    const keyId = oneKeyId(rest, 'revoke needs the key id (see `npm run keys -- list`)');
+    const { revoked, apiKeyRemoved } = await revokeKey(sides, keyId);
+    if (revoked === undefined && apiKeyRemoved === undefined)
+      throw new UsageError(`no key with id ${keyId} in ${target.tableName} (${target.label})`);
+    if (revoked === undefined) out(`No key ${keyId} in ${target.tableName}; removed its left-over API key ${apiKeyRemoved}.`);
+    else out(`Revoked ${revoked.keyId} "${revoked.name}" at ${revoked.revokedAt}. ${takesEffect(target, 'Cached authorizations end')}`);
+  },
 };
 
 /** When a change reaches requests: after the authorizer cache, which holds a key's record (its tier too). */
