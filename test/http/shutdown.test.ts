@@ -1,12 +1,11 @@
 import { get } from 'node:http';
 import type { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { installLambdaStreamingGlobals, type LambdaHandler, startGateway } from '../../infra/local/gateway.ts';
 import type { Route } from '../../shared/routes.ts';
 import { portAccepts } from '../service-process.ts';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // The gateway's drain, with handlers whose timing the test controls (no database involved).
 // Stopping `npm start` as a process is tested in start.test.ts, beside its other process tests

@@ -5,6 +5,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/local/dynamodb-local.ts';
@@ -47,7 +48,7 @@ describe('npm start', () => {
     expect(response.text).toContain('"id":9223372036854775807');
     const refused = await request(service.url!, 'DELETE', '/store/orders/2', auth);
     const requestId = refused.headers.get('x-request-id');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     const logLine = service
       .output()
       .split('\n')
@@ -328,7 +329,6 @@ describe('.env', () => {
 // Stopping: the signal reaching the npm process or the node process (issue 10). The service
 // starts its own DynamoDB Local here, as a developer's npm start does.
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const stopKey = 'local-shutdown-test-key-0123456789';
 const stopAuth = { Authorization: `Bearer ${stopKey}` };
 
