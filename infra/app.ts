@@ -10,23 +10,20 @@ import { accountStackName, StoreOrdersAccountStack } from './store-orders-accoun
 import { StoreOrdersStack } from './store-orders-stack.ts';
 
 /**
- * The target account and region when the CDK CLI knows them (CDK_DEFAULT_ACCOUNT/REGION come
- * from the credentials in use). Without them the stacks are environment-agnostic, so synth
- * needs no credentials.
- */
-export const environmentFromCdk = (env: NodeJS.ProcessEnv = process.env): Environment | undefined => {
-  const { CDK_DEFAULT_ACCOUNT: account, CDK_DEFAULT_REGION: region } = env;
-  if (account === undefined && region === undefined) return undefined;
-  return { ...(account === undefined ? {} : { account }), ...(region === undefined ? {} : { region }) };
-};
-
-/**
+ * Every stack is environment-agnostic: the account and region are those of the credentials and
+ * region `cdk deploy` runs with (the pipeline's per-environment role and AWS_REGION, or an
+ * engineer's profile), never those of the machine that synthesized the assembly. The CDK CLI
+ * always sets CDK_DEFAULT_REGION, falling back to us-east-1, so taking the region from it would
+ * pin a credential-less synth (the pipeline's) to us-east-1. `npm run preflight` shows and checks
+ * the target before a deploy (README, "Where a deploy lands").
+ *
  * `controlTower: false` leaves out the Control Tower check (cfn-guard takes ~9 s a synth): the infra
  * tests that do not examine it use that; `cdk synth` and test/infra/control-tower.test.ts run it.
  */
 export const createApp = (
   props: AppProps = {},
-  env: Environment | undefined = environmentFromCdk(),
+  /** Tests only: an explicit environment. `cdk synth` passes none. */
+  env: Environment | undefined = undefined,
   { controlTower = true }: { controlTower?: boolean } = {},
 ) => {
   const app = new App(props);

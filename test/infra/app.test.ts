@@ -1,7 +1,7 @@
 import { Stack, Token } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { createApp, environmentFromCdk } from '../../infra/app.ts';
+import { createApp } from '../../infra/app.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { StoreOrdersStack } from '../../infra/store-orders-stack.ts';
 import { cdkJsonContext, stageNames, synthApp, tempDir } from './support.ts';
@@ -30,22 +30,31 @@ describe('the CDK app', () => {
     }
   });
 
-  it('is environment-agnostic when the CDK environment names no account or region', () => {
-    expect(environmentFromCdk({})).toBeUndefined();
-    const { stack } = synthApp();
-    expect(Token.isUnresolved(stack('staging').account)).toBe(true);
-    expect(Token.isUnresolved(stack('production').region)).toBe(true);
-  });
-
-  it('takes account and region from CDK_DEFAULT_ACCOUNT and CDK_DEFAULT_REGION when present', () => {
-    const env = environmentFromCdk({ CDK_DEFAULT_ACCOUNT: '123456789012', CDK_DEFAULT_REGION: 'eu-west-1' });
-    expect(env).toEqual({ account: '123456789012', region: 'eu-west-1' });
-    expect(environmentFromCdk({ CDK_DEFAULT_REGION: 'eu-west-1' })).toEqual({ region: 'eu-west-1' });
-
-    const app = createApp({ outdir: tempDir('store-orders-env-'), context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } }, env);
-    for (const stage of stageNames) {
-      const stack = app.node.findChild(stages[stage].stackName) as StoreOrdersStack;
-      expect([stack.account, stack.region]).toEqual(['123456789012', 'eu-west-1']);
+  // `cdk synth` through the real CLI, with and without a region configured: test/infra/synth-cli.test.ts.
+  it('is environment-agnostic whatever CDK_DEFAULT_ACCOUNT and CDK_DEFAULT_REGION the CLI sets', () => {
+    const saved = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
+    process.env.CDK_DEFAULT_ACCOUNT = '123456789012';
+    process.env.CDK_DEFAULT_REGION = 'us-east-1';
+    try {
+      const app = createApp(
+        { outdir: tempDir('store-orders-env-'), context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } },
+        undefined,
+        {
+          controlTower: false,
+        },
+      );
+      for (const stack of app.node.children.filter((child) => child instanceof Stack)) {
+        expect(Token.isUnresolved(stack.account), stack.stackName).toBe(true);
+        expect(Token.isUnresolved(stack.region), stack.stackName).toBe(true);
+      }
+    } finally {
+      for (const [name, value] of [
+        ['CDK_DEFAULT_ACCOUNT', saved.account],
+        ['CDK_DEFAULT_REGION', saved.region],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
     }
   });
 

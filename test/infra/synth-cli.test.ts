@@ -3,6 +3,7 @@ import { accessSync, constants, existsSync, readdirSync, readFileSync, writeFile
 import { delimiter, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
+import { accountStackName } from '../../infra/store-orders-account-stack.ts';
 import { repoRoot, tempDir } from './support.ts';
 
 /** This process's environment without anything that could give the CLI AWS credentials or a target. */
@@ -36,32 +37,83 @@ if (!cfnLint) {
   );
 }
 
+/** The assembly `npx cdk synth` writes under `env`: its manifest and every template, by stack name. */
+const synthesize = (env: NodeJS.ProcessEnv, outdir: string, stacks: string[] = []) => {
+  // A synth that hangs (e.g. on a credential lookup) is killed before the test's own timeout, and fails here.
+  const result = spawnSync('npx', ['cdk', 'synth', ...stacks, '--quiet', '--no-notices', '-o', outdir], {
+    cwd: repoRoot,
+    env,
+    encoding: 'utf8',
+    timeout: 110_000,
+  });
+  expect(result.status, `${result.signal ?? ''} ${result.stderr}`).toBe(0);
+  const manifest = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8'));
+  const templates = Object.fromEntries(
+    readdirSync(outdir)
+      .filter((file) => file.endsWith('.template.json'))
+      .map((file) => [file.replace(/\.template\.json$/, ''), readFileSync(join(outdir, file), 'utf8')]),
+  );
+  return { manifest, templates };
+};
+
+const stackNames = [accountStackName, ...Object.values(stages).map((config) => config.stackName)].sort();
+
+/**
+ * What the README promises ("Deploy", "Where a deploy lands"): every stack is environment-agnostic,
+ * so the account and region are those of the credentials and region the deploy runs with, whatever
+ * the machine that synthesized the assembly had configured. Nothing region-specific is in a template.
+ */
+const expectEnvironmentAgnostic = ({ manifest, templates }: ReturnType<typeof synthesize>, regions: string[]) => {
+  const environments = Object.fromEntries(
+    Object.entries(manifest.artifacts as Record<string, { type: string; environment?: string }>)
+      .filter(([, artifact]) => artifact.type === 'aws:cloudformation:stack')
+      .map(([name, artifact]) => [name, artifact.environment]),
+  );
+  expect(Object.keys(environments).sort()).toEqual(stackNames);
+  for (const name of stackNames) expect(environments[name], name).toBe('aws://unknown-account/unknown-region');
+  expect(Object.keys(templates).sort()).toEqual(stackNames);
+  for (const [name, template] of Object.entries(templates)) {
+    for (const region of regions) expect(template.includes(region), `${name} mentions ${region}`).toBe(false);
+  }
+};
+
 describe('npx cdk synth', () => {
   const outdir = tempDir('store-orders-synth-');
 
-  it('synthesizes both stacks with no AWS credentials', { timeout: 120_000 }, () => {
-    // A synth that hangs (e.g. on a credential lookup) is killed before the test's own timeout, and fails here.
-    const result = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-o', outdir], {
-      cwd: repoRoot,
-      env: withoutAws(),
-      encoding: 'utf8',
-      timeout: 110_000,
-    });
-    expect(result.status, `${result.signal ?? ''} ${result.stderr}`).toBe(0);
-
-    const manifest = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8'));
+  it('synthesizes both stacks with no AWS credentials and no region, environment-agnostic', { timeout: 120_000 }, () => {
+    const assembly = synthesize(withoutAws(), outdir);
+    // The CLI falls back to us-east-1 for CDK_DEFAULT_REGION here: it must not reach the assembly.
+    expectEnvironmentAgnostic(assembly, ['us-east-1']);
     for (const config of Object.values(stages)) {
-      expect(manifest.artifacts[config.stackName]).toMatchObject({
-        type: 'aws:cloudformation:stack',
-        // No account: nothing was looked up with credentials.
-        environment: expect.stringMatching(/^aws:\/\/unknown-account\//),
-      });
-      const stackTemplate = JSON.parse(readFileSync(join(outdir, `${config.stackName}.template.json`), 'utf8'));
+      const stackTemplate = JSON.parse(assembly.templates[config.stackName]!);
       expect(Object.values(stackTemplate.Resources).filter((r) => (r as { Type: string }).Type === 'AWS::Lambda::Function')).toHaveLength(
         3,
       );
     }
     expect(existsSync(join(outdir, 'validation-report.json'))).toBe(true);
+  });
+
+  // The pipeline: no credentials, the environment's region in AWS_REGION (the deploy job's credentials decide later).
+  it('stays environment-agnostic with a region in the environment, as the pipeline synthesizes', { timeout: 120_000 }, () => {
+    const assembly = synthesize(
+      { ...withoutAws(), AWS_REGION: 'eu-west-1', AWS_DEFAULT_REGION: 'eu-west-1' },
+      tempDir('store-orders-synth-'),
+      [accountStackName],
+    );
+    expectEnvironmentAgnostic(assembly, ['eu-west-1', 'us-east-1']);
+  });
+
+  // An engineer: a named profile with its region in ~/.aws/config (no credentials needed for synth).
+  it("stays environment-agnostic under a profile with a region, as an engineer's shell synthesizes", { timeout: 120_000 }, () => {
+    const dir = tempDir('store-orders-profile-');
+    const config = join(dir, 'config');
+    writeFileSync(config, '[profile store-orders-test]\nregion = ap-southeast-2\n');
+    const assembly = synthesize(
+      { ...withoutAws(), AWS_CONFIG_FILE: config, AWS_PROFILE: 'store-orders-test' },
+      tempDir('store-orders-synth-'),
+      [accountStackName],
+    );
+    expectEnvironmentAgnostic(assembly, ['ap-southeast-2', 'us-east-1']);
   });
 
   // Catches what CloudFormation would refuse at deploy time, e.g. a circular dependency between
