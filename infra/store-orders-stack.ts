@@ -43,6 +43,22 @@ const routeIntegrations: Record<Operation, RouteIntegration> = {
   cancelOrder: { integrationTimeout: Duration.seconds(29), ordersActions: ['dynamodb:UpdateItem'] },
 };
 
+/** The authorizer looks a key's hash up, nothing more. */
+const authorizerApiKeysActions = ['dynamodb:GetItem'] as const;
+
+/**
+ * Every DynamoDB action each function's role allows, per table of its stage: these and nothing
+ * else (test/infra/iam.test.ts evaluates the synthesized roles against it with an IAM simulator).
+ */
+export const functionTableActions: Record<
+  'authorizer' | Operation,
+  { readonly orders?: readonly string[]; readonly apiKeys?: readonly string[] }
+> = {
+  authorizer: { apiKeys: authorizerApiKeysActions },
+  listOrders: { orders: routeIntegrations.listOrders.ordersActions },
+  cancelOrder: { orders: routeIntegrations.cancelOrder.ordersActions },
+};
+
 const dataRemovalPolicies: Record<DataRemovalPolicy, RemovalPolicy> = {
   retain: RemovalPolicy.RETAIN,
   'retain-except-on-create': RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
@@ -166,7 +182,7 @@ export class StoreOrdersStack extends Stack {
   /** The authorizer looks a key's hash up in the keys table, and may do nothing else. */
   private addAuthorizerFunction(common: FunctionCommons) {
     const fn = new StoreFunction(this, 'AuthorizerFunction', { config: this.config, name: 'authorizer', ...common });
-    this.apiKeysTable.grant(fn.function, 'dynamodb:GetItem');
+    this.apiKeysTable.grant(fn.function, ...authorizerApiKeysActions);
     Validations.of(fn.alias).acknowledge(invokePermissionAcknowledgement);
     return fn;
   }

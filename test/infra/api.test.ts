@@ -169,7 +169,7 @@ describe.each(stageNames)('the %s REST API', (stage) => {
     expect(expression.test('Bearer two words')).toBe(false);
   });
 
-  it('throttles the stage and each method, the list below the rest, with per-method metrics, traces it, and logs execution errors only', () => {
+  it('throttles the stage and each method, the list below the rest, with per-method metrics, traces it, and logs execution errors of every method', () => {
     // Data trace would log the Authorization header: off everywhere.
     const method = (path: string, httpMethod: string, limits: { rateLimit: number; burstLimit: number }) => ({
       HttpMethod: httpMethod,
@@ -177,6 +177,8 @@ describe.each(stageNames)('the %s REST API', (stage) => {
       MetricsEnabled: true,
       ThrottlingRateLimit: limits.rateLimit,
       ThrottlingBurstLimit: limits.burstLimit,
+      // A per-method entry does not inherit the stage-wide one's logging level: unset would be OFF.
+      LoggingLevel: 'ERROR',
       DataTraceEnabled: false,
     });
     t.hasResourceProperties('AWS::ApiGateway::Stage', {

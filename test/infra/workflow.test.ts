@@ -74,4 +74,21 @@ describe('the delivery workflow', () => {
     }
     expect(readFileSync(join(workflowsDir, 'delivery.yml'), 'utf8')).not.toMatch(/aws-access-key-id|aws-secret-access-key|AKIA/i);
   });
+
+  it('never runs two deploys of StoreOrders-account at once: every job that deploys is in one concurrency group', () => {
+    const deploying = Object.entries(workflow.jobs).filter(([, job]) => /cdk deploy/.test(runs(job)));
+    expect(deploying.map(([name]) => name).sort()).toEqual(['deploy-production', 'deploy-staging']);
+    const groups = deploying.map(([, job]) => (job as Job & { concurrency?: { group?: string } }).concurrency?.group);
+    expect(groups[0]).toBeDefined();
+    expect(new Set(groups).size).toBe(1);
+  });
+
+  it('runs the read-only preflight of the stage before each cdk deploy', () => {
+    for (const [job, stage] of [
+      [staging, 'staging'],
+      [production, 'production'],
+    ] as const) {
+      expect(runs(job)).toMatch(new RegExp(`npm run preflight -- --stage ${stage}[\\s\\S]*cdk deploy --app cdk.out StoreOrders-${stage}`));
+    }
+  });
 });
