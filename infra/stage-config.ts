@@ -123,9 +123,9 @@ export type StageConfig = FunctionStage & {
     readonly email?: string;
     /** API answers with status 5xx, as a percentage of all requests in 5 minutes. */
     readonly serverErrorRatePercent: number;
-    /** p99 latency of DELETE (what a cancelling client waits, API Gateway's own figure) in ms, over three 5-minute periods. */
+    /** p99 latency of DELETE (what a cancelling client waits, API Gateway's own figure) in ms, in three of five 1-minute periods. */
     readonly cancelP99LatencyMs: number;
-    /** p99 time to the list's first byte (the function's ListFirstByte) in ms, over three 5-minute periods. */
+    /** p99 time to the list's first byte (the function's ListFirstByte) in ms, in three of five 1-minute periods. */
     readonly listFirstByteP99Ms: number;
     /** Failed invocations of one function in 5 minutes (errors the function did not turn into a response). */
     readonly functionErrors: number;
@@ -179,8 +179,9 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     },
     defaultTier: 'standard',
     requireUsageKey: true,
-    // 10% of requests on the new version for 10 minutes, the guard alarms' evaluation window.
-    deployment: 'LambdaCanary10Percent10Minutes',
+    // 10% of requests on the new version for 15 minutes: every guard alarm can reach ALARM within it
+    // (test/infra/guard-alarms.test.ts); a 5-minute alarm may need up to 13.
+    deployment: 'LambdaCanary10Percent15Minutes',
     authorizerCacheTtlSeconds: 300,
     scanSegments: 8,
     logLevel: 'INFO',

@@ -241,7 +241,8 @@ export class StoreOrdersStack extends Stack {
   /**
    * Per-method settings: metrics per method (alarms judge each route by what its client waits
    * for), and each method's throttle, the list's below the stage's (every list is a full-table
-   * Scan). The throttle is set on every method, not left to be inherited from the stage's.
+   * Scan). The throttle and the execution logging level are set on every method: a per-method
+   * entry inherits neither from the stage-wide one.
    */
   private methodOptions(): Record<string, apigw.MethodDeploymentOptions> {
     const { throttling, listThrottling } = this.config;
@@ -250,7 +251,14 @@ export class StoreOrdersStack extends Stack {
         const limits = route.operation === 'listOrders' ? listThrottling : throttling;
         return [
           `${basePath}${route.path}/${route.method}`,
-          { metricsEnabled: true, throttlingRateLimit: limits.rateLimit, throttlingBurstLimit: limits.burstLimit },
+          {
+            metricsEnabled: true,
+            throttlingRateLimit: limits.rateLimit,
+            throttlingBurstLimit: limits.burstLimit,
+            // A per-method entry does not inherit the stage-wide logging level (unset is OFF): repeat it.
+            loggingLevel: apigw.MethodLoggingLevel.ERROR,
+            dataTraceEnabled: false,
+          },
         ];
       }),
     );
