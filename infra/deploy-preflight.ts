@@ -1,0 +1,301 @@
+/**
+ * `npm run preflight -- --stage <name>`: read-only checks of the target account and region before
+ * `cdk deploy`, each with what it found and, when it fails, the fix. It runs with the credentials
+ * and region the deploy will use (the stacks are environment-agnostic: that is where they land).
+ * Exit code 1 when a check fails, 2 on a usage error. The pipeline runs it before each deploy.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { APIGatewayClient, GetAccountCommand } from '@aws-sdk/client-api-gateway';
+import { CloudFormationClient, DescribeStacksCommand, ListStackResourcesCommand, type Stack } from '@aws-sdk/client-cloudformation';
+import { GetAccountSettingsCommand, GetFunctionConcurrencyCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { type StageConfig, type StageName, stages } from './stage-config.ts';
+import { accountStackName } from './store-orders-account-stack.ts';
+
+export type CheckResult = { readonly check: string; readonly ok: boolean; readonly message: string; readonly fix?: string };
+
+export type PreflightClients = {
+  readonly sts: STSClient;
+  readonly ssm: SSMClient;
+  readonly cloudFormation: CloudFormationClient;
+  readonly lambda: LambdaClient;
+  readonly apiGateway: APIGatewayClient;
+  readonly sns: SNSClient;
+};
+
+/** What the target must be, when the caller knows (e.g. an organisation's staging account). */
+export type Expected = { readonly account?: string; readonly region?: string };
+
+/** AWS keeps at least this much of an account's Lambda concurrency unreserved (Lambda, "Configuring reserved concurrency"). */
+export const unreservedMinimum = 100;
+
+/**
+ * The oldest bootstrap stack the synthesized templates accept: their CheckBootstrapVersion rule
+ * refuses versions 1–5 (test/infra/preflight.test.ts reads it from the template).
+ */
+export const minimumBootstrapVersion = 6;
+
+/** The Service Quotas code of Lambda's "Concurrent executions" quota. */
+export const concurrencyQuotaCode = 'L-B99A9384';
+
+/** The bootstrap qualifier the stacks' synthesizer uses: cdk.json's, else the CDK's default. */
+export const bootstrapQualifier = (): string => {
+  const context = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'cdk.json'), 'utf8')).context ?? {};
+  return String(context['@aws-cdk/core:bootstrapQualifier'] ?? 'hnb659fds');
+};
+
+const errorName = (error: unknown) => (error as { name?: string }).name ?? '';
+const isMissingStack = (error: unknown) =>
+  errorName(error) === 'ValidationError' && /does not exist/.test(String((error as Error).message));
+
+/** The stack as CloudFormation has it, or undefined before its first deploy. */
+const describeStack = async (clients: PreflightClients, stackName: string): Promise<Stack | undefined> => {
+  try {
+    return (await clients.cloudFormation.send(new DescribeStacksCommand({ StackName: stackName }))).Stacks?.[0];
+  } catch (error) {
+    if (isMissingStack(error)) return undefined;
+    throw error;
+  }
+};
+
+const checkTarget = async (clients: PreflightClients, region: string | undefined, expected: Expected) => {
+  const check = 'target';
+  if (region === undefined)
+    return {
+      result: {
+        check,
+        ok: false,
+        message: 'no region is configured: the deploy would go to the CDK CLI’s fallback, us-east-1',
+        fix: 'set AWS_REGION (or the region of your AWS profile) to the region the stage lives in',
+      },
+    };
+  let account: string;
+  try {
+    account = (await clients.sts.send(new GetCallerIdentityCommand({}))).Account ?? '';
+  } catch (error) {
+    return {
+      result: {
+        check,
+        ok: false,
+        message: `no usable AWS credentials (${errorName(error)}: ${(error as Error).message})`,
+        fix: 'sign in to the target account (aws sso login, a profile, or the pipeline role) and run again',
+      },
+    };
+  }
+  const wrong = [
+    expected.account !== undefined && expected.account !== account ? `account ${account}, not ${expected.account}` : undefined,
+    expected.region !== undefined && expected.region !== region ? `region ${region}, not ${expected.region}` : undefined,
+  ].filter((problem) => problem !== undefined);
+  if (wrong.length > 0)
+    return {
+      account,
+      result: {
+        check,
+        ok: false,
+        message: `the credentials are for ${wrong.join(' and ')}`,
+        fix: 'use credentials and a region of the intended target',
+      },
+    };
+  return { account, result: { check, ok: true, message: `the deploy goes to account ${account}, region ${region}` } };
+};
+
+const checkBootstrap = async (clients: PreflightClients, account: string, region: string, qualifier: string): Promise<CheckResult> => {
+  const check = 'CDK bootstrap';
+  const fix = `npx cdk bootstrap aws://${account}/${region}${qualifier === 'hnb659fds' ? '' : ` --qualifier ${qualifier}`}`;
+  try {
+    const { Parameter } = await clients.ssm.send(new GetParameterCommand({ Name: `/cdk-bootstrap/${qualifier}/version` }));
+    const version = Number(Parameter?.Value);
+    if (!(version >= minimumBootstrapVersion))
+      return {
+        check,
+        ok: false,
+        message: `bootstrap version ${Parameter?.Value}, the templates need ${minimumBootstrapVersion} or later`,
+        fix,
+      };
+    return { check, ok: true, message: `bootstrapped (qualifier ${qualifier}, version ${version})` };
+  } catch (error) {
+    if (errorName(error) !== 'ParameterNotFound') throw error;
+    return { check, ok: false, message: `${account}/${region} is not bootstrapped (qualifier ${qualifier})`, fix };
+  }
+};
+
+/** What the stage's list function reserves today (a redeploy re-uses it), 0 before the first deploy. */
+const currentListReservation = async (clients: PreflightClients, config: StageConfig): Promise<number> => {
+  try {
+    const { StackResourceSummaries = [] } = await clients.cloudFormation.send(
+      new ListStackResourcesCommand({ StackName: config.stackName }),
+    );
+    const fn = StackResourceSummaries.find(
+      (resource) => resource.ResourceType === 'AWS::Lambda::Function' && resource.LogicalResourceId?.startsWith('ListOrdersFunction'),
+    );
+    if (fn?.PhysicalResourceId === undefined) return 0;
+    const { ReservedConcurrentExecutions } = await clients.lambda.send(
+      new GetFunctionConcurrencyCommand({ FunctionName: fn.PhysicalResourceId }),
+    );
+    return ReservedConcurrentExecutions ?? 0;
+  } catch (error) {
+    if (isMissingStack(error)) return 0;
+    throw error;
+  }
+};
+
+const checkConcurrency = async (clients: PreflightClients, config: StageConfig, region: string): Promise<CheckResult> => {
+  const check = 'Lambda concurrency';
+  const { AccountLimit } = await clients.lambda.send(new GetAccountSettingsCommand({}));
+  const quota = AccountLimit?.ConcurrentExecutions ?? 0;
+  const unreserved = AccountLimit?.UnreservedConcurrentExecutions ?? 0;
+  const reserving = config.listReservedConcurrency;
+  const left = unreserved + (await currentListReservation(clients, config)) - reserving;
+  if (left >= unreservedMinimum)
+    return {
+      check,
+      ok: true,
+      message: `quota ${quota}, ${left} left unreserved after the list's ${reserving} (AWS keeps ${unreservedMinimum})`,
+    };
+  const desired = Math.max(1000, quota + unreservedMinimum - left);
+  return {
+    check,
+    ok: false,
+    message: `the account's concurrency quota is ${quota} with ${unreserved} unreserved: reserving ${reserving} for the list would leave ${left}, and Lambda refuses to go below ${unreservedMinimum} (the deploy would fail with "decreases account's UnreservedConcurrentExecution below its minimum value")`,
+    fix: `aws service-quotas request-service-quota-increase --service-code lambda --quota-code ${concurrencyQuotaCode} --desired-value ${desired} --region ${region}  (then wait until it is granted)`,
+  };
+};
+
+const checkLoggingRole = async (clients: PreflightClients): Promise<CheckResult> => {
+  const check = 'API Gateway logging role';
+  const { cloudwatchRoleArn } = await clients.apiGateway.send(new GetAccountCommand({}));
+  if (cloudwatchRoleArn) return { check, ok: true, message: `set: ${cloudwatchRoleArn}` };
+  if ((await describeStack(clients, accountStackName)) === undefined)
+    return { check, ok: true, message: `not set yet: ${accountStackName} sets it, deployed first with the stage` };
+  return {
+    check,
+    ok: false,
+    message: `not set, although ${accountStackName} exists: someone removed it, and the stage's execution logging would fail to deploy`,
+    fix: `aws apigateway update-account --patch-operations op=replace,path=/cloudwatchRoleArn,value=<the ApiGatewayCloudWatchRole of ${accountStackName}>`,
+  };
+};
+
+const checkAlarmSubscription = async (clients: PreflightClients, config: StageConfig): Promise<CheckResult> => {
+  const check = 'alarm delivery';
+  const stack = await describeStack(clients, config.stackName);
+  const topicArn = stack?.Outputs?.find((output) => output.OutputKey === 'AlarmTopicArn')?.OutputValue;
+  if (topicArn === undefined)
+    return {
+      check,
+      ok: true,
+      message: `${config.stackName} is not deployed yet: after this deploy, subscribe on-call to its AlarmTopicArn output${config.alarms.email ? ` (or confirm the e-mail sent to ${config.alarms.email})` : ''} and run the preflight again`,
+    };
+  const { Subscriptions = [] } = await clients.sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }));
+  const confirmed = Subscriptions.filter((subscription) => subscription.SubscriptionArn?.startsWith('arn:'));
+  const pendingEmail =
+    config.alarms.email !== undefined &&
+    Subscriptions.some(
+      (subscription) => subscription.Endpoint === config.alarms.email && subscription.SubscriptionArn === 'PendingConfirmation',
+    );
+  if (pendingEmail)
+    return {
+      check,
+      ok: false,
+      message: `${config.alarms.email} has not confirmed its subscription to ${topicArn}: its alarms reach no one there`,
+      fix: `open the "AWS Notification - Subscription Confirmation" e-mail sent to ${config.alarms.email} and confirm (or re-subscribe: aws sns subscribe --topic-arn ${topicArn} --protocol email --notification-endpoint ${config.alarms.email})`,
+    };
+  if (confirmed.length === 0)
+    return {
+      check,
+      ok: false,
+      message: `no confirmed subscription to ${topicArn}: no alarm of ${config.stage} reaches a person`,
+      fix: `aws sns subscribe --topic-arn ${topicArn} --protocol email --notification-endpoint <on-call address>  (then confirm the e-mail), or set alarms.email in infra/stage-config.ts`,
+    };
+  return {
+    check,
+    ok: true,
+    message: `${confirmed.length} confirmed subscription(s): ${confirmed.map((s) => `${s.Protocol} ${s.Endpoint}`).join(', ')}`,
+  };
+};
+
+/** Every check, in order; after a failed target check the others are skipped (they would ask the wrong account). */
+export const runPreflight = async (
+  config: StageConfig,
+  clients: PreflightClients,
+  options: { readonly region: string | undefined; readonly expected?: Expected; readonly qualifier?: string },
+): Promise<CheckResult[]> => {
+  const target = await checkTarget(clients, options.region, options.expected ?? {});
+  if (!target.result.ok || target.account === undefined || options.region === undefined) return [target.result];
+  const region = options.region;
+  const guarded = async (check: string, run: () => Promise<CheckResult>): Promise<CheckResult> => {
+    try {
+      return await run();
+    } catch (error) {
+      const denied = /AccessDenied|UnauthorizedOperation|AuthorizationError/.test(errorName(error));
+      return {
+        check,
+        ok: false,
+        message: `${errorName(error)}: ${(error as Error).message}`,
+        ...(denied ? { fix: 'give these credentials the preflight’s read-only permissions (README, "Preflight")' } : {}),
+      };
+    }
+  };
+  return [
+    target.result,
+    await guarded('CDK bootstrap', () => checkBootstrap(clients, target.account!, region, options.qualifier ?? bootstrapQualifier())),
+    await guarded('Lambda concurrency', () => checkConcurrency(clients, config, region)),
+    await guarded('API Gateway logging role', () => checkLoggingRole(clients)),
+    await guarded('alarm delivery', () => checkAlarmSubscription(clients, config)),
+  ];
+};
+
+/** One line per check, the fix under a failed one. */
+export const report = (stage: string, results: readonly CheckResult[]): string =>
+  [
+    `Preflight of ${stage}:`,
+    ...results.map(({ check, ok, message, fix }) => `${ok ? 'ok  ' : 'FAIL'} ${check}: ${message}${fix ? `\n       fix: ${fix}` : ''}`),
+    results.every(({ ok }) => ok)
+      ? 'All checks passed.'
+      : `${results.filter(({ ok }) => !ok).length} check(s) failed: fix them before cdk deploy.`,
+  ].join('\n');
+
+const usage = `Usage: npm run preflight -- --stage <${Object.keys(stages).join('|')}> [--expect-account <id>] [--expect-region <region>]
+
+Read-only checks of the account and region the AWS credentials and region in use point at
+(AWS_PROFILE, AWS_REGION, ...), which is where cdk deploy would put the stage.`;
+
+const main = async () => {
+  const { values } = parseArgs({
+    options: {
+      stage: { type: 'string' },
+      'expect-account': { type: 'string' },
+      'expect-region': { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) return void console.log(usage);
+  const config = stages[values.stage as StageName] as StageConfig | undefined;
+  if (config === undefined) {
+    console.error(usage);
+    process.exitCode = 2;
+    return;
+  }
+  const sts = new STSClient({});
+  const region = await sts.config.region().catch(() => undefined);
+  const clientConfig = region === undefined ? {} : { region };
+  const clients: PreflightClients = {
+    sts,
+    ssm: new SSMClient(clientConfig),
+    cloudFormation: new CloudFormationClient(clientConfig),
+    lambda: new LambdaClient(clientConfig),
+    apiGateway: new APIGatewayClient(clientConfig),
+    sns: new SNSClient(clientConfig),
+  };
+  const results = await runPreflight(config, clients, {
+    region,
+    expected: { account: values['expect-account'], region: values['expect-region'] },
+  });
+  console.log(report(config.stage, results));
+  if (!results.every(({ ok }) => ok)) process.exitCode = 1;
+};
+
+if (import.meta.main) await main();

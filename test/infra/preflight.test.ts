@@ -1,0 +1,240 @@
+/**
+ * `npm run preflight`: each check passing and failing against AWS APIs mocked with
+ * aws-sdk-client-mock (no local server exists for STS, SSM, Lambda's account settings, API
+ * Gateway's account, CloudFormation or SNS).
+ */
+import { APIGatewayClient, GetAccountCommand } from '@aws-sdk/client-api-gateway';
+import { CloudFormationClient, DescribeStacksCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
+import { GetAccountSettingsCommand, GetFunctionConcurrencyCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { minimumBootstrapVersion, type PreflightClients, report, runPreflight, unreservedMinimum } from '../../infra/deploy-preflight.ts';
+import { stages } from '../../infra/stage-config.ts';
+import { synthApp } from './support.ts';
+
+const account = '123456789012';
+const region = 'eu-west-1';
+const config = stages.production;
+// Synthesized once, at load (not within a test's timeout), as the other infra tests do.
+const bootstrapVersionRule = synthApp().template('production').toJSON().Rules.CheckBootstrapVersion;
+const topicArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-AlarmTopic`;
+
+const sts = mockClient(STSClient);
+const ssm = mockClient(SSMClient);
+const cloudFormation = mockClient(CloudFormationClient);
+const lambda = mockClient(LambdaClient);
+const apiGateway = mockClient(APIGatewayClient);
+const sns = mockClient(SNSClient);
+const clients: PreflightClients = {
+  sts: new STSClient({ region }),
+  ssm: new SSMClient({ region }),
+  cloudFormation: new CloudFormationClient({ region }),
+  lambda: new LambdaClient({ region }),
+  apiGateway: new APIGatewayClient({ region }),
+  sns: new SNSClient({ region }),
+};
+
+const awsError = (name: string, message: string) => Object.assign(new Error(message), { name });
+const missingStack = (stackName: string) => awsError('ValidationError', `Stack with id ${stackName} does not exist`);
+
+/** An account ready for its second production deploy: every check passes. */
+beforeEach(() => {
+  for (const mock of [sts, ssm, cloudFormation, lambda, apiGateway, sns]) mock.reset();
+  sts.on(GetCallerIdentityCommand).resolves({ Account: account });
+  ssm.on(GetParameterCommand, { Name: '/cdk-bootstrap/hnb659fds/version' }).resolves({ Parameter: { Value: '27' } });
+  lambda.on(GetAccountSettingsCommand).resolves({ AccountLimit: { ConcurrentExecutions: 1000, UnreservedConcurrentExecutions: 990 } });
+  cloudFormation.on(ListStackResourcesCommand).resolves({
+    StackResourceSummaries: [
+      {
+        ResourceType: 'AWS::Lambda::Function',
+        LogicalResourceId: 'ListOrdersFunctionC0FFEE11',
+        PhysicalResourceId: 'list-fn',
+        ResourceStatus: 'UPDATE_COMPLETE',
+        LastUpdatedTimestamp: new Date(),
+      },
+    ],
+  });
+  lambda.on(GetFunctionConcurrencyCommand, { FunctionName: 'list-fn' }).resolves({ ReservedConcurrentExecutions: 10 });
+  apiGateway.on(GetAccountCommand).resolves({ cloudwatchRoleArn: `arn:aws:iam::${account}:role/ApiGatewayCloudWatchRole` });
+  cloudFormation.on(DescribeStacksCommand).resolves({
+    Stacks: [
+      {
+        StackName: config.stackName,
+        StackStatus: 'UPDATE_COMPLETE',
+        CreationTime: new Date(),
+        Outputs: [{ OutputKey: 'AlarmTopicArn', OutputValue: topicArn }],
+      },
+    ],
+  });
+  sns.on(ListSubscriptionsByTopicCommand).resolves({
+    Subscriptions: [{ SubscriptionArn: `${topicArn}:0b1c`, Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: topicArn }],
+  });
+});
+
+const run = (options: Partial<Parameters<typeof runPreflight>[2]> = {}) =>
+  runPreflight(config, clients, { region, qualifier: 'hnb659fds', ...options });
+const result = async (check: string, options: Partial<Parameters<typeof runPreflight>[2]> = {}) =>
+  (await run(options)).find((r) => r.check === check);
+
+describe('npm run preflight', () => {
+  it('passes every check on an account ready for the deploy, and says where the deploy goes', async () => {
+    const results = await run();
+    expect(results.map(({ check, ok }) => [check, ok])).toEqual([
+      ['target', true],
+      ['CDK bootstrap', true],
+      ['Lambda concurrency', true],
+      ['API Gateway logging role', true],
+      ['alarm delivery', true],
+    ]);
+    expect(results[0]?.message).toBe(`the deploy goes to account ${account}, region ${region}`);
+    expect(report('production', results)).toContain('All checks passed.');
+  });
+
+  describe('target', () => {
+    it('fails without a region, instead of letting the CLI fall back to us-east-1, and asks nothing else', async () => {
+      const results = await run({ region: undefined });
+      expect(results).toEqual([expect.objectContaining({ check: 'target', ok: false, message: expect.stringContaining('us-east-1') })]);
+      expect(sts.calls()).toHaveLength(0);
+    });
+
+    it('fails without usable credentials', async () => {
+      sts.on(GetCallerIdentityCommand).rejects(awsError('ExpiredToken', 'The security token included in the request is expired'));
+      expect(await result('target')).toMatchObject({
+        ok: false,
+        message: expect.stringContaining('ExpiredToken'),
+        fix: expect.stringContaining('sign in'),
+      });
+    });
+
+    it('fails when the credentials or region are not the expected target', async () => {
+      expect(await result('target', { expected: { account: '999999999999' } })).toMatchObject({
+        ok: false,
+        message: `the credentials are for account ${account}, not 999999999999`,
+      });
+      expect(await result('target', { expected: { region: 'us-east-1' } })).toMatchObject({
+        ok: false,
+        message: expect.stringContaining(`region ${region}, not us-east-1`),
+      });
+      expect((await result('target', { expected: { account, region } }))?.ok).toBe(true);
+    });
+  });
+
+  describe('CDK bootstrap', () => {
+    it('fails when the account and region are not bootstrapped, with the bootstrap command', async () => {
+      ssm.on(GetParameterCommand).rejects(awsError('ParameterNotFound', 'not found'));
+      expect(await result('CDK bootstrap')).toMatchObject({ ok: false, fix: `npx cdk bootstrap aws://${account}/${region}` });
+    });
+
+    it('fails on a bootstrap stack older than the templates accept', async () => {
+      ssm.on(GetParameterCommand).resolves({ Parameter: { Value: String(minimumBootstrapVersion - 1) } });
+      expect(await result('CDK bootstrap')).toMatchObject({
+        ok: false,
+        message: expect.stringContaining(`need ${minimumBootstrapVersion}`),
+      });
+    });
+
+    it('reads the qualifier the stacks use', async () => {
+      ssm.on(GetParameterCommand).rejects(awsError('ParameterNotFound', 'not found'));
+      ssm.on(GetParameterCommand, { Name: '/cdk-bootstrap/custom1/version' }).resolves({ Parameter: { Value: '27' } });
+      expect((await result('CDK bootstrap', { qualifier: 'custom1' }))?.ok).toBe(true);
+    });
+
+    it('asks for the version the synthesized templates require', () => {
+      const refused = bootstrapVersionRule.Assertions[0].Assert['Fn::Not'][0]['Fn::Contains'][0] as string[];
+      expect(Math.max(...refused.map(Number)) + 1).toBe(minimumBootstrapVersion);
+    });
+  });
+
+  describe('Lambda concurrency', () => {
+    it("fails on a new account's quota of 10, with the exact quota request", async () => {
+      lambda.on(GetAccountSettingsCommand).resolves({ AccountLimit: { ConcurrentExecutions: 10, UnreservedConcurrentExecutions: 10 } });
+      cloudFormation.on(ListStackResourcesCommand).rejects(missingStack(config.stackName));
+      expect(await result('Lambda concurrency')).toMatchObject({
+        ok: false,
+        message: expect.stringContaining(`below its minimum value`),
+        fix: `aws service-quotas request-service-quota-increase --service-code lambda --quota-code L-B99A9384 --desired-value 1000 --region ${region}  (then wait until it is granted)`,
+      });
+    });
+
+    it("counts the list's current reservation as its own on a redeploy, and needs the reservation plus AWS's 100 on a first deploy", async () => {
+      // 110 unreserved after this stage already reserves 10: a redeploy keeps 110.
+      lambda.on(GetAccountSettingsCommand).resolves({ AccountLimit: { ConcurrentExecutions: 120, UnreservedConcurrentExecutions: 100 } });
+      expect((await result('Lambda concurrency'))?.ok).toBe(true);
+      // The first deploy into that account needs 100 + 10 unreserved.
+      cloudFormation.on(ListStackResourcesCommand).rejects(missingStack(config.stackName));
+      lambda.on(GetAccountSettingsCommand).resolves({
+        AccountLimit: { ConcurrentExecutions: 120, UnreservedConcurrentExecutions: unreservedMinimum + config.listReservedConcurrency - 1 },
+      });
+      expect((await result('Lambda concurrency'))?.ok).toBe(false);
+      lambda.on(GetAccountSettingsCommand).resolves({
+        AccountLimit: { ConcurrentExecutions: 120, UnreservedConcurrentExecutions: unreservedMinimum + config.listReservedConcurrency },
+      });
+      expect((await result('Lambda concurrency'))?.ok).toBe(true);
+    });
+  });
+
+  describe('API Gateway logging role', () => {
+    it('passes when unset before StoreOrders-account exists (the deploy sets it)', async () => {
+      apiGateway.on(GetAccountCommand).resolves({});
+      cloudFormation.on(DescribeStacksCommand, { StackName: 'StoreOrders-account' }).rejects(missingStack('StoreOrders-account'));
+      expect(await result('API Gateway logging role')).toMatchObject({
+        ok: true,
+        message: expect.stringContaining('StoreOrders-account sets it'),
+      });
+    });
+
+    it('fails when unset although StoreOrders-account exists, with the command that sets it', async () => {
+      apiGateway.on(GetAccountCommand).resolves({});
+      expect(await result('API Gateway logging role')).toMatchObject({
+        ok: false,
+        fix: expect.stringContaining('aws apigateway update-account'),
+      });
+    });
+  });
+
+  describe('alarm delivery', () => {
+    it('fails when nobody has confirmed a subscription to the alarm topic', async () => {
+      sns.on(ListSubscriptionsByTopicCommand).resolves({
+        Subscriptions: [{ SubscriptionArn: 'PendingConfirmation', Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: topicArn }],
+      });
+      expect(await result('alarm delivery')).toMatchObject({
+        ok: false,
+        message: expect.stringContaining('no confirmed subscription'),
+        fix: expect.stringContaining('aws sns subscribe'),
+      });
+    });
+
+    it("fails when the stage config's alarm address has not confirmed, even beside other subscribers", async () => {
+      sns.on(ListSubscriptionsByTopicCommand).resolves({
+        Subscriptions: [
+          { SubscriptionArn: 'PendingConfirmation', Protocol: 'email', Endpoint: 'alarms@example.com', TopicArn: topicArn },
+          { SubscriptionArn: `${topicArn}:1`, Protocol: 'https', Endpoint: 'https://pager.example.com', TopicArn: topicArn },
+        ],
+      });
+      const withEmail = { ...config, alarms: { ...config.alarms, email: 'alarms@example.com' } };
+      const results = await runPreflight(withEmail, clients, { region, qualifier: 'hnb659fds' });
+      expect(results.find(({ check }) => check === 'alarm delivery')).toMatchObject({
+        ok: false,
+        message: expect.stringContaining('alarms@example.com has not confirmed'),
+      });
+    });
+
+    it('passes before the first deploy, saying what to do after it', async () => {
+      cloudFormation.on(DescribeStacksCommand).rejects(missingStack(config.stackName));
+      expect(await result('alarm delivery')).toMatchObject({ ok: true, message: expect.stringContaining('subscribe on-call') });
+    });
+  });
+
+  it('reports a refused read as a failed check that names the missing permission, not a crash', async () => {
+    lambda.on(GetAccountSettingsCommand).rejects(awsError('AccessDeniedException', 'not authorized to perform: lambda:GetAccountSettings'));
+    const results = await run();
+    expect(results.find(({ check }) => check === 'Lambda concurrency')).toMatchObject({
+      ok: false,
+      fix: expect.stringContaining('read-only permissions'),
+    });
+    expect(report('production', results)).toMatch(/FAIL Lambda concurrency: AccessDeniedException[\s\S]*1 check\(s\) failed/);
+  });
+});
