@@ -95,7 +95,9 @@ export const gatewayResponseCodes = {
   AUTHORIZER_FAILURE: 'internal_error',
   AUTHORIZER_CONFIGURATION_ERROR: 'internal_error',
   // A customized DEFAULT_5XX also sets the status of every 5xx type not set on its own: these
-  // keep theirs. Lambda throttling (reserved concurrency reached) arrives as INTEGRATION_FAILURE.
+  // keep theirs. A throttled function: Lambda's docs say API Gateway answers 500 when Lambda
+  // rejects the invocation, without naming the gateway response type, so a client may get this
+  // 503 or DEFAULT_5XX's 500; both are Error records (README, error table; docs/decisions.md).
   INTEGRATION_FAILURE: 'service_unavailable',
   INTEGRATION_TIMEOUT: 'gateway_timeout',
   DEFAULT_4XX: 'bad_request',

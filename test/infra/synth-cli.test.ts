@@ -40,12 +40,12 @@ if (!cfnLint) {
 /** The assembly `npx cdk synth` writes under `env`: its manifest and every template, by stack name. */
 const synthesize = (env: NodeJS.ProcessEnv, outdir: string, stacks: string[] = []) => {
   // A synth that hangs (e.g. on a credential lookup) is killed before the test's own timeout, and fails here.
-  // Generous: on a busy shared machine one synth has taken three minutes.
+  // Generous: on a busy shared machine one synth has taken seven minutes.
   const result = spawnSync('npx', ['cdk', 'synth', ...stacks, '--quiet', '--no-notices', '-o', outdir], {
     cwd: repoRoot,
     env,
     encoding: 'utf8',
-    timeout: 540_000,
+    timeout: 900_000,
   });
   expect(result.status, `${result.signal ?? ''} ${result.stderr}`).toBe(0);
   const manifest = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8'));
@@ -84,7 +84,7 @@ const expectEnvironmentAgnostic = ({ manifest, templates }: ReturnType<typeof sy
 describe('npx cdk synth', () => {
   const outdir = tempDir('store-orders-synth-');
 
-  it('synthesizes both stacks with no AWS credentials and no region, environment-agnostic', { timeout: 600_000 }, () => {
+  it('synthesizes both stacks with no AWS credentials and no region, environment-agnostic', { timeout: 960_000 }, () => {
     const assembly = synthesize(withoutAws(), outdir);
     // The CLI falls back to us-east-1 for CDK_DEFAULT_REGION here: it must not reach the assembly.
     expectEnvironmentAgnostic(assembly, ['us-east-1']);
@@ -98,7 +98,7 @@ describe('npx cdk synth', () => {
   });
 
   // The pipeline: no credentials, the environment's region in AWS_REGION (the deploy job's credentials decide later).
-  it('stays environment-agnostic with a region in the environment, as the pipeline synthesizes', { timeout: 600_000 }, () => {
+  it('stays environment-agnostic with a region in the environment, as the pipeline synthesizes', { timeout: 960_000 }, () => {
     const assembly = synthesize(
       { ...withoutAws(), AWS_REGION: 'eu-west-1', AWS_DEFAULT_REGION: 'eu-west-1' },
       tempDir('store-orders-synth-'),
@@ -108,7 +108,7 @@ describe('npx cdk synth', () => {
   });
 
   // An engineer: a named profile with its region in ~/.aws/config (no credentials needed for synth).
-  it("stays environment-agnostic under a profile with a region, as an engineer's shell synthesizes", { timeout: 600_000 }, () => {
+  it("stays environment-agnostic under a profile with a region, as an engineer's shell synthesizes", { timeout: 960_000 }, () => {
     const dir = tempDir('store-orders-profile-');
     const config = join(dir, 'config');
     writeFileSync(config, '[profile store-orders-test]\nregion = ap-southeast-2\n');
@@ -122,7 +122,7 @@ describe('npx cdk synth', () => {
 
   // Catches what CloudFormation would refuse at deploy time, e.g. a circular dependency between
   // resources, which neither the CDK nor a template test notices. Ignored checks: .cfnlintrc.yaml.
-  it.runIf(cfnLint)('writes templates that cfn-lint passes: no errors, no warnings but the explained ones', { timeout: 600_000 }, () => {
+  it.runIf(cfnLint)('writes templates that cfn-lint passes: no errors, no warnings but the explained ones', { timeout: 960_000 }, () => {
     const templates = readdirSync(outdir).filter((file) => file.endsWith('.template.json'));
     expect(templates.sort()).toEqual([
       'StoreOrders-account.template.json',
