@@ -92,14 +92,17 @@ describe('the security of the delivery workflow', () => {
     },
   );
 
-  it('builds the assembly and deploys it without running any dependency install script, on the Node that .nvmrc names', () => {
+  it('builds the assembly and deploys it without running any dependency install script, on the signature-verified Node that .nvmrc names', () => {
     for (const job of [synth, staging, production]) {
       const steps = job?.steps ?? [];
       const installs = steps.filter((step) => /\bnpm (ci|install|i)\b/.test(step.run ?? ''));
       expect(installs.map((step) => step.run)).toEqual(['npm ci --ignore-scripts --no-audit --no-fund']);
       const node = steps.find((step) => step.uses?.startsWith('actions/setup-node@'));
       expect(node?.with).toEqual({ 'node-version-file': '.nvmrc', 'package-manager-cache': false });
-      expect(steps.indexOf(node!)).toBeLessThan(steps.indexOf(installs[0]!));
+      // setup-node checks no checksum: the signature-verified official build goes first on the PATH before anything runs.
+      const verified = steps.findIndex((step) => step.run === 'bash .ci/verified-node');
+      expect(steps.indexOf(node!)).toBeLessThan(verified);
+      expect(verified).toBeLessThan(steps.indexOf(installs[0]!));
     }
     // cdk.json's app (`npx node …`) needs the node package's install script: the synth names plain node.
     expect(synth?.steps.map((step) => step.run ?? '').join('\n')).toContain("cdk synth --quiet --no-notices --app 'node infra/app.ts'");
