@@ -122,13 +122,15 @@ describe('the security of the delivery workflow', () => {
   it('has Dependabot keep the action pins and the npm lockfile current', () => {
     const config = parse(readFileSync(join(repoRoot, '.github/dependabot.yml'), 'utf8')) as {
       version: number;
-      updates: { 'package-ecosystem': string; directory: string; schedule: { interval: string } }[];
+      updates: { 'package-ecosystem': string; directory: string; cooldown?: { 'default-days': number } }[];
     };
     expect(config.version).toBe(2);
     expect(config.updates.map((update) => [update['package-ecosystem'], update.directory]).sort()).toEqual([
       ['github-actions', '/'],
       ['npm', '/'],
     ]);
+    // A release is proposed only after a week: most hijacked releases are pulled within days.
+    for (const update of config.updates) expect(update.cooldown?.['default-days']).toBeGreaterThanOrEqual(7);
   });
 });
 
@@ -197,7 +199,11 @@ if (!zizmor) console.warn('\n!!  zizmor is not installed: the workflows were NOT
 
 describe.runIf(zizmor)('zizmor', () => {
   it('finds nothing in the workflows (offline audits)', { timeout: 60_000 }, () => {
-    const result = spawnSync('zizmor', ['--offline', '--format', 'plain', join(repoRoot, '.github/workflows')], { encoding: 'utf8' });
+    const result = spawnSync(
+      'zizmor',
+      ['--offline', '--format', 'plain', join(repoRoot, '.github/workflows'), join(repoRoot, '.github/dependabot.yml')],
+      { encoding: 'utf8' },
+    );
     expect(result.stdout + result.stderr).toMatch(/No findings to report/);
     expect(result.status).toBe(0);
   });
