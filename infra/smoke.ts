@@ -10,13 +10,22 @@ import { z } from 'zod';
 import { parseOrderId } from '../shared/order-id.ts';
 import { integerPattern, orderSchema } from '../shared/schemas.ts';
 
-const usage = `Usage: STORE_API_KEY=<key> npm run smoke -- --base-url <url> [--cancel <orderId>] [--timeout-ms <ms>]
+const usage = `Usage: npm run smoke -- --base-url <url> [--cancel <orderId>] [--timeout-ms <ms>]
+  with the key in STORE_API_KEY (read it without echo: read -rs STORE_API_KEY && export STORE_API_KEY)
 
-  --base-url <url>     the stage's base URL, ending in /v1 (the stack output BaseUrl)
+  --base-url <url>     the stage's base URL, ending in /v1 (the stack output BaseUrl); https://, or
+                       http:// only to this machine (localhost, 127.0.0.0/8, [::1])
   --cancel <orderId>   also cancel this order (it must be pending or cancelled): the only write
   --timeout-ms <ms>    the most any one request may take (default 10000)`;
 
 class UsageError extends Error {}
+
+/**
+ * Plain http:// would send the key in clear to every network hop, so it is accepted only for a
+ * server on this machine (npm start). The hostname is checked as written: `localhost`, an IPv4
+ * loopback address or `[::1]`.
+ */
+const isLoopback = (url: URL) => url.hostname === 'localhost' || url.hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(url.hostname);
 
 /** An id no store issues: int64's minimum. Cancelling it must answer 404 order_not_found. */
 const idThatCannotExist = '-9223372036854775808';
@@ -151,6 +160,10 @@ const readOptions = (argv: string[], env: NodeJS.ProcessEnv): Options => {
   if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol))
     throw new UsageError(
       `--base-url must be an http(s) URL such as https://abc123.execute-api.eu-west-1.amazonaws.com/production/v1; got "${baseUrl}"`,
+    );
+  if (new URL(baseUrl).protocol === 'http:' && !isLoopback(new URL(baseUrl)))
+    throw new UsageError(
+      `--base-url may use http:// only for this machine (localhost, 127.0.0.1, [::1]): the key would cross the network in clear; use https://. Got "${baseUrl}"`,
     );
   const key = env.STORE_API_KEY;
   if (key === undefined || key === '') throw new UsageError('STORE_API_KEY must hold the API key to call the stage with');

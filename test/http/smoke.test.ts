@@ -36,6 +36,26 @@ const fakeServer = async (answer: ((res: ServerResponse) => void) | 'never') => 
   };
 };
 
+/** An HTTP proxy that answers 502 to everything and records what it was asked (method and target). */
+const recordingProxy = async () => {
+  const requests: string[] = [];
+  const server: Server = createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    res.writeHead(502).end();
+  });
+  server.on('connect', (req, socket) => {
+    requests.push(`CONNECT ${req.url}`);
+    socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    requests,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => (server.closeAllConnections(), server.close()),
+  };
+};
+
 describe('npm run smoke', () => {
   let service: ServiceProcess;
   const tables = uniqueTables('smoke');
@@ -105,6 +125,31 @@ describe('npm run smoke', () => {
       silent.close();
     }
   });
+
+  it(
+    'refuses a plain http:// URL to another machine before sending anything: the key would cross the network in clear',
+    { timeout: 120_000 },
+    async () => {
+      // Node's own proxy support (NODE_USE_ENV_PROXY) sends every request for a non-loopback host to
+      // this recording proxy, so a request that left the process would be seen here, key and all.
+      const proxy = await recordingProxy();
+      try {
+        const proxied = { STORE_API_KEY: key, NODE_USE_ENV_PROXY: '1', HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, NO_PROXY: '' };
+        for (const url of ['http://store.example.com/v1', 'http://127.0.0.1.example.net/v1']) {
+          const { status, output } = await smoke(['--base-url', url], proxied);
+          expect(output).toContain('http:// only for this machine');
+          expect(status).toBe(2);
+        }
+        expect(proxy.requests).toEqual([]);
+        // The proxy does see what leaves the process: with https:// the smoke test reaches it (and fails).
+        const { status } = await smoke(['--base-url', 'https://store.example.com/v1', '--timeout-ms', '2000'], proxied);
+        expect(status).toBe(1);
+        expect(proxy.requests.length).toBeGreaterThan(0);
+      } finally {
+        proxy.close();
+      }
+    },
+  );
 
   it('refuses to run without a base URL or a key, exit code 2', async () => {
     expect(await smoke([])).toMatchObject({ status: 2, output: expect.stringContaining('--base-url is required') });
