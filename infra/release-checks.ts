@@ -10,8 +10,8 @@
  * The canary key lives in Secrets Manager (`npm run keys -- canary`); the stack names the secret
  * and grants read access to it, and never holds its value.
  */
-import { resolve } from 'node:path';
-import { Arn, ArnFormat, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { join, resolve } from 'node:path';
+import { Arn, ArnFormat, Duration, RemovalPolicy, Stack, Stage, Token, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -118,8 +118,8 @@ export class PreTrafficHook extends Construct {
   }
 }
 
-/** The canary's script, bundled as CommonJS at nodejs/node_modules/canary.js (the Synthetics Node.js layout). */
-export const bundleCanaryScript = (outputDir: string) =>
+/** The canary's script, bundled as CommonJS at nodejs/node_modules/canary.js (the Synthetics Node.js layout); returns `outputDir`. */
+export const bundleCanaryScript = (outputDir: string): string => {
   buildSync({
     entryPoints: [resolve(repoRoot, 'infra/canary-script.ts')],
     outfile: resolve(outputDir, 'nodejs/node_modules/canary.js'),
@@ -132,6 +132,8 @@ export const bundleCanaryScript = (outputDir: string) =>
     define: { 'import.meta.main': 'false' },
     logLevel: 'error',
   });
+  return outputDir;
+};
 
 export type SyntheticClientProps = {
   readonly config: StageConfig;
@@ -162,12 +164,9 @@ export class SyntheticClient extends Construct {
       runtime: synthetics.Runtime.SYNTHETICS_NODEJS_3_1,
       test: synthetics.Test.custom({
         handler: 'canary.handler',
-        code: synthetics.Code.fromAsset(resolve(repoRoot, 'infra'), {
-          bundling: {
-            image: lambda.Runtime.NODEJS_24_X.bundlingImage,
-            local: { tryBundle: (outputDir) => (bundleCanaryScript(outputDir), true) },
-          },
-        }),
+        // Built at synth into the assembly's folder, then staged as an ordinary asset. (An asset with
+        // `bundling` breaks Synthetics' own check of the layout when a synth skips bundling.)
+        code: synthetics.Code.fromAsset(bundleCanaryScript(join(Stage.of(this)!.outdir, 'canary-script'))),
       }),
       schedule: synthetics.Schedule.rate(Duration.minutes(1)),
       timeout: Duration.seconds(55),
