@@ -28,7 +28,10 @@ import { repoRoot, type StoreFunction } from './store-function.ts';
 
 /** Secrets Manager appends six random characters to a secret's name in its ARN. */
 const secretArn = (scope: Construct, name: string) =>
-  Arn.format({ service: 'secretsmanager', resource: 'secret', resourceName: `${name}-??????`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }, Stack.of(scope));
+  Arn.format(
+    { service: 'secretsmanager', resource: 'secret', resourceName: `${name}-??????`, arnFormat: ArnFormat.COLON_RESOURCE_NAME },
+    Stack.of(scope),
+  );
 
 const notInVpc = {
   id: 'cdk-validator-cfnguard::lambda_inside_vpc_check',
@@ -105,7 +108,10 @@ export class PreTrafficHook extends Construct {
     // GetItem: the cancelled id is first found absent; DescribeTable: the item count the list is judged by.
     props.ordersTable.grant(this.role, 'dynamodb:GetItem', 'dynamodb:DescribeTable');
     this.role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secretArn(this, canaryKeySecretName(config.stage))] }),
+      new iam.PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [secretArn(this, canaryKeySecretName(config.stage))],
+      }),
     );
     Validations.of(this.function).acknowledge(notInVpc);
   }
@@ -126,7 +132,7 @@ export const bundleCanaryScript = (outputDir: string): string => {
     bundle: true,
     platform: 'node',
     format: 'cjs',
-    target: 'node20',
+    target: 'node22',
     minify: true,
     // smoke.ts runs itself only as a command: never inside the canary.
     define: { 'import.meta.main': 'false' },
@@ -134,6 +140,13 @@ export const bundleCanaryScript = (outputDir: string): string => {
   });
   return outputDir;
 };
+
+/**
+ * Synthetics' Node.js runtime without a browser, on Lambda's Node.js 22: the smoke check reads ids
+ * exactly through JSON.parse's source text, which Node.js 20 (syn-nodejs-3.x) lacks. aws-cdk-lib
+ * 2.276 names runtimes up to syn-nodejs-3.1 only, hence the name written out.
+ */
+export const canaryRuntime = new synthetics.Runtime('syn-nodejs-4.1', synthetics.RuntimeFamily.NODEJS);
 
 export type SyntheticClientProps = {
   readonly config: StageConfig;
@@ -161,7 +174,7 @@ export class SyntheticClient extends Construct {
     });
     this.canary = new synthetics.Canary(this, 'Canary', {
       canaryName: this.canaryName,
-      runtime: synthetics.Runtime.SYNTHETICS_NODEJS_3_1,
+      runtime: canaryRuntime,
       test: synthetics.Test.custom({
         handler: 'canary.handler',
         // Built at synth into the assembly's folder, then staged as an ordinary asset. (An asset with
@@ -177,16 +190,23 @@ export class SyntheticClient extends Construct {
       provisionedResourceCleanup: true,
     });
     this.canary.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secretArn(this, canaryKeySecretName(config.stage))] }),
+      new iam.PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [secretArn(this, canaryKeySecretName(config.stage))],
+      }),
     );
     this.acknowledgeFindings(artifacts);
   }
 
   /** cdk-nag and Control Tower findings on the canary's run-log bucket and the role Synthetics requires. */
   private acknowledgeFindings(artifacts: s3.Bucket) {
-    const onlyRunLogs = "It holds only the canary's own run logs (no client data), written by the canary's role and expired by a lifecycle rule";
+    const onlyRunLogs =
+      "It holds only the canary's own run logs (no client data), written by the canary's role and expired by a lifecycle rule";
     Validations.of(artifacts).acknowledge(
-      { id: 'AwsSolutions::AwsSolutions-S1', reason: `${onlyRunLogs}: an access log would record nothing but the canary, in a second bucket.` },
+      {
+        id: 'AwsSolutions::AwsSolutions-S1',
+        reason: `${onlyRunLogs}: an access log would record nothing but the canary, in a second bucket.`,
+      },
       { id: 'cdk-validator-cfnguard::s3_bucket_logging_enabled_check', reason: `${onlyRunLogs}: no access log (CT.S3.PR.2) needed.` },
       {
         id: 'cdk-validator-cfnguard::s3_bucket_default_encryption_kms_check',
@@ -220,7 +240,8 @@ export class SyntheticClient extends Construct {
       },
       {
         id: `AwsSolutions::AwsSolutions-IAM5[Resource::${logsArn}]`,
-        reason: 'Synthetics names its Lambda function (and so its log group) cwsyn-<canary name>-<random id> itself: the prefix is as narrow as it can be.',
+        reason:
+          'Synthetics names its Lambda function (and so its log group) cwsyn-<canary name>-<random id> itself: the prefix is as narrow as it can be.',
       },
     );
   }

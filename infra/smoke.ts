@@ -63,11 +63,18 @@ const fail = (message: string): never => {
 /** The answer's X-Request-Id (every answer carries one), or a failure. */
 const requestIdOf = (answer: Answer) => answer.headers.get('x-request-id') || fail('no X-Request-Id header');
 
+/** Whether JSON.parse hands a reviver each value's source text (Node.js 22 and later; not 20). */
+const sourceTextAccess = JSON.parse('1', (_key, value: unknown, context?: { source?: string }) => context?.source === '1' || value);
+
 /** JSON with every integer kept as its exact text, so int64 ids are checked digit for digit. */
-const parseExact = (text: string): unknown =>
-  JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
+const parseExact = (text: string): unknown => {
+  // Without it ids above 2^53 would be rounded and every such order reported invalid: say why instead.
+  if (sourceTextAccess !== true)
+    fail(`Node.js ${process.versions.node} cannot read JSON integers exactly (JSON.parse source text access needs Node.js 22 or later)`);
+  return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
     typeof value === 'number' && context?.source !== undefined && integerPattern.test(context.source) ? context.source : value,
   );
+};
 
 const errorRecord = z.strictObject({ code: z.string(), message: z.string(), status: z.number() });
 

@@ -13,7 +13,12 @@ type Fault = { readonly handlerFile: string; readonly file: string; readonly rep
 
 export const faults = {
   // Refuses every key with exactly "Unauthorized": 401 for every client, no 5xx, no error metric.
-  authorizer: { handlerFile: 'functions/authorizer.ts', file: 'functions/authorizer.ts', replace: 'if (key === undefined) {', with: 'if (true) {' },
+  authorizer: {
+    handlerFile: 'functions/authorizer.ts',
+    file: 'functions/authorizer.ts',
+    replace: 'if (key === undefined) {',
+    with: 'if (true) {',
+  },
   // Answers 200 with [] whatever the table holds.
   listOrders: {
     handlerFile: 'functions/list-orders.ts',

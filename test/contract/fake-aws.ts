@@ -114,10 +114,18 @@ export const startFakeAws = async () => {
         const value = secrets.get(input.SecretId!);
         if (value === undefined)
           return json(res, 400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
-        return json(res, 200, { ARN: `arn:aws:secretsmanager:us-east-1:123456789012:secret:${input.SecretId}-AbCdEf`, Name: input.SecretId, SecretString: value, VersionId: randomUUID() });
+        return json(res, 200, {
+          ARN: `arn:aws:secretsmanager:us-east-1:123456789012:secret:${input.SecretId}-AbCdEf`,
+          Name: input.SecretId,
+          SecretString: value,
+          VersionId: randomUUID(),
+        });
       }
       default:
-        return json(res, 400, { __type: 'UnknownOperationException', message: `not faked: ${req.method} ${req.url} ${req.headers['x-amz-target']}` });
+        return json(res, 400, {
+          __type: 'UnknownOperationException',
+          message: `not faked: ${req.method} ${req.url} ${req.headers['x-amz-target']}`,
+        });
     }
   });
   server.listen(0, '127.0.0.1');

@@ -33,6 +33,13 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
   let tables: Awaited<ReturnType<typeof createTestTables>>;
   let functions: Record<'authorizer' | 'listOrders' | 'cancelOrder', DeployedFunction>;
   let hook: DeployedFunction;
+  /** The logical id of the version a deploy publishes of a function (its name carries the code's hash). */
+  const versionOf = (functionLogicalId: string) =>
+    Object.entries(t.Resources).find(
+      ([, resource]) =>
+        resource.Type === 'AWS::Lambda::Version' &&
+        JSON.stringify(resource.Properties.FunctionName) === JSON.stringify({ Ref: functionLogicalId }),
+    )![0];
 
   beforeAll(async () => {
     tables = await createTestTables([
@@ -40,12 +47,15 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
       order('2', 'shipped', { petId: '102', quantity: '3', complete: true }),
       order('9223372036854775807', 'pending', { petId: '9007199254740993' }),
     ]);
-    const created = await createApiKey(tables.apiKeys, { name: 'canary', prefix: '', key: canaryKey, tier: canaryTier, usageKey: usageIdentifierKey });
+    const created = await createApiKey(tables.apiKeys, {
+      name: 'canary',
+      prefix: '',
+      key: canaryKey,
+      tier: canaryTier,
+      usageKey: usageIdentifierKey,
+    });
     fake = await startFakeAws();
-    fake.secrets.set(
-      canaryKeySecretName(config.stage),
-      JSON.stringify({ key: canaryKey, keyId: created.item.keyId, usageIdentifierKey }),
-    );
+    fake.secrets.set(canaryKeySecretName(config.stage), JSON.stringify({ key: canaryKey, keyId: created.item.keyId, usageIdentifierKey }));
     const names = { [logicalId(s, s.ordersTable)]: tables.orders.tableName, [logicalId(s, s.apiKeysTable)]: tables.apiKeys.tableName };
     const endpoint = { DYNAMODB_ENDPOINT: dynamoDbEndpoint() };
     const deployed = (fn: StoreFunction) => deployedFunction(t, outdir, logicalId(s, fn.function), names, endpoint);
@@ -57,7 +67,7 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
           [listFn, 'listOrders'],
           [cancelFn, 'cancelOrder'],
         ] as const
-      ).map(([fn, name]) => [logicalId(s, fn.function.currentVersion as never), arnOf(name)]),
+      ).map(([fn, name]) => [versionOf(logicalId(s, fn.function)), arnOf(name)]),
     );
     hook = deployedFunction(
       t,
@@ -107,12 +117,16 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
     ['authorizer', 'refuses every key', ['authorizer allows the canary key']],
     ['listOrders', 'answers [] whatever the table holds', ['list']],
     ['cancelOrder', 'answers 204 without cancelling', ['cancel of an absent order']],
-  ] as const)('reports Failed for a build whose %s %s, naming the check it failed', async (name, _what, failedChecks) => {
-    const { reports, value } = await runHook({ [name]: await withFault(name) });
-    expect(reports.map((report) => report.status)).toEqual(['Failed']);
-    expect(value.failed).toEqual(failedChecks);
-    for (const check of failedChecks) expect(value.lines).toContainEqual(expect.stringMatching(new RegExp(`^FAIL {2}${check}: `)));
-  }, 120_000);
+  ] as const)(
+    'reports Failed for a build whose %s %s, naming the check it failed',
+    async (name, _what, failedChecks) => {
+      const { reports, value } = await runHook({ [name]: await withFault(name) });
+      expect(reports.map((report) => report.status)).toEqual(['Failed']);
+      expect(value.failed).toEqual(failedChecks);
+      for (const check of failedChecks) expect(value.lines).toContainEqual(expect.stringMatching(new RegExp(`^FAIL {2}${check}: `)));
+    },
+    120_000,
+  );
 
   it('reports Failed, saying how to fix it, when the canary key was never created', async () => {
     const secret = fake.secrets.get(canaryKeySecretName(config.stage))!;
