@@ -67,14 +67,10 @@ const requestIdOf = (answer: Answer) => answer.headers.get('x-request-id') || fa
 const sourceTextAccess = JSON.parse('1', (_key, value: unknown, context?: { source?: string }) => context?.source === '1' || value);
 
 /** JSON with every integer kept as its exact text, so int64 ids are checked digit for digit. */
-const parseExact = (text: string): unknown => {
-  // Without it ids above 2^53 would be rounded and every such order reported invalid: say why instead.
-  if (sourceTextAccess !== true)
-    fail(`Node.js ${process.versions.node} cannot read JSON integers exactly (JSON.parse source text access needs Node.js 22 or later)`);
-  return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
+const parseExact = (text: string): unknown =>
+  JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
     typeof value === 'number' && context?.source !== undefined && integerPattern.test(context.source) ? context.source : value,
   );
-};
 
 const errorRecord = z.strictObject({ code: z.string(), message: z.string(), status: z.number() });
 
@@ -105,6 +101,9 @@ const checkList = async (options: Options, encoding: 'identity' | 'gzip') => {
 /** The orders of a list answer: status 200 and a JSON array of valid Orders (ids kept exact), or a failure. */
 export const listedOrders = (answer: Answer): unknown[] => {
   if (answer.status !== 200) fail(`expected 200, got ${answer.status}: ${answer.body.slice(0, 200)}`);
+  // Without it ids above 2^53 would be rounded and every such order reported invalid: say why instead.
+  if (sourceTextAccess !== true)
+    fail(`Node.js ${process.versions.node} cannot read JSON integers exactly (JSON.parse source text access needs Node.js 22 or later)`);
   let orders: unknown;
   try {
     orders = parseExact(answer.body);
