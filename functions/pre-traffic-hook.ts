@@ -157,7 +157,10 @@ const checks = (canary: CanaryKey): Check[] => {
       run: async () => {
         const { functionError, payload } = await invoke(settings.AUTHORIZER_VERSION_ARN, tokenEvent(canary.key));
         if (functionError !== undefined) fail(`refused it (${functionError}): ${JSON.stringify(payload).slice(0, 200)}`);
-        const answer = payload as { principalId?: string; policyDocument?: { Statement?: { Effect?: string }[] } } & Record<string, unknown>;
+        const answer = payload as { principalId?: string; policyDocument?: { Statement?: { Effect?: string }[] } } & Record<
+          string,
+          unknown
+        >;
         if (answer.policyDocument?.Statement?.[0]?.Effect !== 'Allow') fail(`no Allow policy: ${JSON.stringify(answer).slice(0, 200)}`);
         if (answer.usageIdentifierKey !== canary.usageIdentifierKey) fail("the answer does not carry the key's usage identifier");
         authorizerContext = { principalId: answer.principalId, ...(answer.context as Record<string, unknown>) };
