@@ -108,3 +108,12 @@ describe.each(stageNames)('release checks of %s', (stage) => {
     expect((100 * 1) / 5).toBeLessThan(config.alarms.refusedShare.percent);
   });
 });
+
+describe('the first deploy of the release checks to a stage', () => {
+  it('leaves the hook off every alias only when asked with -c skipPreTrafficHook=true', () => {
+    const t = synthApp({ context: { skipPreTrafficHook: 'true' } }).template('production');
+    const aliases = Object.values(t.findResources('AWS::Lambda::Alias'));
+    expect(aliases).toHaveLength(3);
+    for (const alias of aliases) expect(alias.UpdatePolicy.CodeDeployLambdaAliasUpdate.BeforeAllowTrafficHook).toBeUndefined();
+  });
+});
