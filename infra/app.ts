@@ -29,6 +29,8 @@ export const createApp = (
   const app = new App(props);
   // `cdk deploy -c ignoreDeploymentAlarms=true`: an emergency fix may ship while a guard alarm fires.
   const ignoreDeploymentAlarms = String(app.node.tryGetContext('ignoreDeploymentAlarms')) === 'true';
+  // `cdk deploy -c skipPreTrafficHook=true`: the one deploy before a stage has its canary key (README, "What stops a release").
+  const skipPreTrafficHook = String(app.node.tryGetContext('skipPreTrafficHook')) === 'true';
   const account = new StoreOrdersAccountStack(app, accountStackName, {
     env,
     description: "Store Orders Service: API Gateway's account-wide logging role (one per account and region)",
@@ -39,6 +41,7 @@ export const createApp = (
       config,
       env,
       ignoreDeploymentAlarms,
+      skipPreTrafficHook,
       description: `Store Orders Service, ${config.stage} stage: REST API, functions, tables, alarms`,
       tags: { service: 'store-orders', stage: config.stage },
     });

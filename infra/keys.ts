@@ -13,9 +13,17 @@
 import { parseArgs } from 'node:util';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import {
+  CreateSecretCommand,
+  GetSecretValueCommand,
+  PutSecretValueCommand,
+  ResourceNotFoundException as SecretNotFound,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
 import { listApiKeys } from '../shared/api-keys.ts';
 import { tableName } from '../shared/config.ts';
 import { createDocumentClient } from '../shared/dynamo.ts';
+import { canaryKeySecret, canaryKeySecretName, canaryTier } from './canary-key.ts';
 import { createKey, type KeySides, moveKey, revokeKey, StepFailed } from './key-lifecycle.ts';
 import { type LocalState, localStateFile, readLocalState } from './local/local-state.ts';
 import { localStage, type StageName, stages } from './stage-config.ts';
@@ -32,6 +40,9 @@ Commands:
                                         identifier and plan (default: the default tier); run it
                                         right after the first deploy with usage plans
   revoke <keyId>                        revoke a key (takes effect within the authorizer cache TTL)
+  canary --stage <stage>                issue the stage's canary key (tier canary) into Secrets Manager
+                                        (${canaryKeySecretName('<stage>')}), never printed, and revoke the one
+                                        it replaces: the Synthetics canary and the pre-traffic hook read it
 
 Tiers: ${Object.keys(localStage.tiers).join(', ')} locally; ${Object.entries(stages)
   .map(([name, config]) => `${Object.keys(config.tiers).join(', ')} on ${name}`)
@@ -255,6 +266,50 @@ const commands: Record<string, (input: CommandInput) => Promise<void>> = {
     if (revoked === undefined) out(`No key ${keyId} in ${target.tableName}; removed its left-over API key ${apiKeyRemoved}.`);
     else out(`Revoked ${revoked.keyId} "${revoked.name}" at ${revoked.revokedAt}. ${takesEffect(target, 'Cached authorizations end')}`);
   },
+  canary: async ({ target, sides, rest, out }) => {
+    noMoreArguments(rest);
+    if (target.stage === undefined)
+      throw new UsageError("canary needs --stage <staging|production>: the key is kept in that stage's Secrets Manager");
+    const stage = target.stage;
+    const secretName = canaryKeySecretName(stage);
+    const secrets = new SecretsManagerClient(target.region === undefined ? {} : { region: target.region });
+    try {
+      const previous = await readCanaryKey(secrets, secretName);
+      const { key, item } = await createKey(sides, { name: `canary (${secretName})`, tier: canaryTier, prefix: target.keyPrefix });
+      const value = JSON.stringify({ key, keyId: item.keyId, usageIdentifierKey: item.usageKey });
+      try {
+        if (previous === undefined)
+          await secrets.send(
+            new CreateSecretCommand({ Name: secretName, SecretString: value, Description: `Store Orders ${stage}: the canary's API key` }),
+          );
+        else await secrets.send(new PutSecretValueCommand({ SecretId: secretName, SecretString: value }));
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new Error(
+          `canary: key ${item.keyId} was issued but could not be stored in ${secretName} (${reason}); revoke it with \`npm run keys -- revoke ${item.keyId} --stage ${stage}\` and run canary again.`,
+          { cause: error },
+        );
+      }
+      out(`Created canary key ${item.keyId} in tier ${canaryTier} and stored it in Secrets Manager as ${secretName} (not printed).`);
+      if (previous === undefined) return;
+      // The next canary run reads the new key; the old one stops working within the authorizer cache TTL.
+      await revokeKey(sides, previous.keyId);
+      out(`Revoked the canary key it replaces, ${previous.keyId}. ${takesEffect(target, 'Cached authorizations end')}`);
+    } finally {
+      secrets.destroy();
+    }
+  },
+};
+
+/** The canary key a stage's secret holds, or undefined before the first `canary`. */
+const readCanaryKey = async (secrets: SecretsManagerClient, secretName: string) => {
+  try {
+    const found = await secrets.send(new GetSecretValueCommand({ SecretId: secretName }));
+    return canaryKeySecret.parse(JSON.parse(found.SecretString ?? ''));
+  } catch (error) {
+    if (error instanceof SecretNotFound) return undefined;
+    throw error;
+  }
 };
 
 /** When a change reaches requests: after the authorizer cache, which holds a key's record (its tier too). */

@@ -30,7 +30,8 @@ const isLoopback = (url: URL) => url.hostname === 'localhost' || url.hostname ==
 /** An id no store issues: int64's minimum. Cancelling it must answer 404 order_not_found. */
 const idThatCannotExist = '-9223372036854775808';
 
-type Answer = { status: number; headers: Headers; body: string; firstByteMs: number };
+/** An HTTP answer as a client sees it; the pre-traffic hook builds one from a function's own answer. */
+export type Answer = { status: number; headers: Headers; body: string; firstByteMs: number };
 type Check = { name: string; run: () => Promise<string> };
 type Options = { baseUrl: string; key: string; cancel?: string; timeoutMs: number };
 
@@ -71,6 +72,9 @@ const fail = (message: string): never => {
 /** The answer's X-Request-Id (every answer carries one), or a failure. */
 const requestIdOf = (answer: Answer) => answer.headers.get('x-request-id') || fail('no X-Request-Id header');
 
+/** Whether JSON.parse hands a reviver each value's source text (Node.js 22 and later; not 20). */
+const sourceTextAccess = JSON.parse('1', (_key, value: unknown, context?: { source?: string }) => context?.source === '1' || value);
+
 /** JSON with every integer kept as its exact text, so int64 ids are checked digit for digit. */
 const parseExact = (text: string): unknown =>
   JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
@@ -80,7 +84,7 @@ const parseExact = (text: string): unknown =>
 const errorRecord = z.strictObject({ code: z.string(), message: z.string(), status: z.number() });
 
 /** The answer is the Error record `code` with status `status`, or a failure. */
-const expectError = (answer: Answer, status: number, code: string) => {
+export const expectError = (answer: Answer, status: number, code: string) => {
   if (answer.status !== status) fail(`expected ${status} ${code}, got ${answer.status}: ${answer.body.slice(0, 200)}`);
   let record: unknown;
   try {
@@ -97,8 +101,18 @@ const expectError = (answer: Answer, status: number, code: string) => {
 /** The list answers 200 with a JSON array of valid orders. */
 const checkList = async (options: Options, encoding: 'identity' | 'gzip') => {
   const answer = await call(options, 'GET', '/store/orders', { Authorization: `Bearer ${options.key}`, 'Accept-Encoding': encoding });
+  if (encoding === 'gzip' && answer.status === 200 && answer.headers.get('content-encoding') !== 'gzip')
+    fail('asked for gzip, got no Content-Encoding: gzip');
+  const list = listedOrders(answer);
+  return `200, ${list.length} orders, first byte after ${Math.round(answer.firstByteMs)} ms, X-Request-Id ${requestIdOf(answer)}`;
+};
+
+/** The orders of a list answer: status 200 and a JSON array of valid Orders (ids kept exact), or a failure. */
+export const listedOrders = (answer: Answer): unknown[] => {
   if (answer.status !== 200) fail(`expected 200, got ${answer.status}: ${answer.body.slice(0, 200)}`);
-  if (encoding === 'gzip' && answer.headers.get('content-encoding') !== 'gzip') fail('asked for gzip, got no Content-Encoding: gzip');
+  // Without it ids above 2^53 would be rounded and every such order reported invalid: say why instead.
+  if (sourceTextAccess !== true)
+    fail(`Node.js ${process.versions.node} cannot read JSON integers exactly (JSON.parse source text access needs Node.js 22 or later)`);
   let orders: unknown;
   try {
     orders = parseExact(answer.body);
@@ -109,7 +123,7 @@ const checkList = async (options: Options, encoding: 'identity' | 'gzip') => {
   const list = orders as unknown[];
   const invalid = list.findIndex((entry) => !orderSchema.safeParse(entry).success);
   if (invalid >= 0) fail(`order ${invalid} is not a valid Order: ${JSON.stringify(list[invalid]).slice(0, 200)}`);
-  return `200, ${list.length} orders, first byte after ${Math.round(answer.firstByteMs)} ms, X-Request-Id ${requestIdOf(answer)}`;
+  return list;
 };
 
 const checks = (options: Options): Check[] => {
@@ -212,4 +226,5 @@ export const smoke = async (argv: string[], env: NodeJS.ProcessEnv = process.env
   return failed === 0 ? 0 : 1;
 };
 
-if (import.meta.main) process.exitCode = await smoke(process.argv.slice(2));
+// No top-level await: the Synthetics canary bundles this module as CommonJS (infra/synthetic-client.ts).
+if (import.meta.main) void smoke(process.argv.slice(2)).then((code) => (process.exitCode = code));

@@ -55,7 +55,7 @@ export type Throttling = { readonly rateLimit: number; readonly burstLimit: numb
  * The limit tiers a key can be in. Each deployed stage defines every tier (an API Gateway usage
  * plan per tier, `store-orders-<stage>-<tier>`); the key tool gives a key one at creation.
  */
-export const tierNames = ['standard', 'high'] as const;
+export const tierNames = ['standard', 'high', 'canary'] as const;
 export type TierName = (typeof tierNames)[number];
 
 /**
@@ -131,6 +131,12 @@ export type StageConfig = FunctionStage & {
     readonly functionErrors: number;
     /** Refused keys (AuthFailures) in 5 minutes: a leaked or revoked key in use, or a broken client. */
     readonly authFailures: number;
+    /**
+     * The share of requests answered 401 (access log), in percent, in each of two 1-minute periods,
+     * judged only in minutes with at least `minRequests` requests: a jump is a fault (the authorizer
+     * or the keys table broken), a trickle of wrong keys is not.
+     */
+    readonly refusedShare: { readonly percent: number; readonly minRequests: number };
   };
   /** Serve the stage at https://<domainName>/v1 as well (a regional ACM certificate in the stack's region). */
   readonly customDomain?: { readonly domainName: string; readonly certificateArn: string };
@@ -149,6 +155,8 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     tiers: {
       standard: { throttling: { rateLimit: 5, burstLimit: 10 }, listThrottling: { rateLimit: 0.5, burstLimit: 1 }, dailyQuota: 20_000 },
       high: { throttling: { rateLimit: 10, burstLimit: 20 }, listThrottling: { rateLimit: 1, burstLimit: 2 }, dailyQuota: 100_000 },
+      // The synthetic client's key (npm run keys -- canary): five requests a minute, two of them lists, and the pre-traffic hook.
+      canary: { throttling: { rateLimit: 2, burstLimit: 5 }, listThrottling: { rateLimit: 0.5, burstLimit: 2 }, dailyQuota: 20_000 },
     },
     defaultTier: 'standard',
     requireUsageKey: true,
@@ -162,7 +170,15 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     logRemovalPolicy: 'destroy',
     // No deletion protection: tearing staging down completely includes deleting its retained tables by hand.
     data: { removalPolicy: 'retain-except-on-create', deletionProtection: false },
-    alarms: { serverErrorRatePercent: 5, cancelP99LatencyMs: 3000, listFirstByteP99Ms: 4000, functionErrors: 5, authFailures: 100 },
+    alarms: {
+      serverErrorRatePercent: 5,
+      cancelP99LatencyMs: 3000,
+      listFirstByteP99Ms: 4000,
+      functionErrors: 5,
+      authFailures: 100,
+      // The canary alone makes 5 requests a minute, one a deliberate wrong key (20%): a broken authorizer makes it 100%.
+      refusedShare: { percent: 50, minRequests: 5 },
+    },
   },
   production: {
     stage: 'production',
@@ -176,6 +192,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     tiers: {
       standard: { throttling: { rateLimit: 10, burstLimit: 20 }, listThrottling: { rateLimit: 0.5, burstLimit: 1 }, dailyQuota: 100_000 },
       high: { throttling: { rateLimit: 50, burstLimit: 100 }, listThrottling: { rateLimit: 2, burstLimit: 4 }, dailyQuota: 1_000_000 },
+      canary: { throttling: { rateLimit: 2, burstLimit: 5 }, listThrottling: { rateLimit: 0.5, burstLimit: 2 }, dailyQuota: 20_000 },
     },
     defaultTier: 'standard',
     requireUsageKey: true,
@@ -190,7 +207,14 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     logRetentionDays: 365,
     logRemovalPolicy: 'retain',
     data: { removalPolicy: 'retain', deletionProtection: true },
-    alarms: { serverErrorRatePercent: 1, cancelP99LatencyMs: 1500, listFirstByteP99Ms: 2000, functionErrors: 1, authFailures: 50 },
+    alarms: {
+      serverErrorRatePercent: 1,
+      cancelP99LatencyMs: 1500,
+      listFirstByteP99Ms: 2000,
+      functionErrors: 1,
+      authFailures: 50,
+      refusedShare: { percent: 50, minRequests: 20 },
+    },
   },
 };
 

@@ -21,6 +21,8 @@ export interface StoreOrdersMonitoringProps {
   /** The route functions, each under the name its alarms and graphs use (e.g. ListOrders). */
   readonly routeFunctions: readonly { readonly name: string; readonly route: Route; readonly fn: StoreFunction }[];
   readonly authorizer: StoreFunction;
+  /** The stage's Synthetics canary (infra/release-checks.ts), by name. */
+  readonly canaryName: string;
   /** Each table with the operations this service performs on it (DynamoDB reports throttles per operation). */
   readonly tables: readonly { readonly id: string; readonly table: dynamodb.Table; readonly operations: dynamodb.Operation[] }[];
 }
@@ -76,6 +78,7 @@ export class StoreOrdersMonitoring extends Construct {
     this.addFunctionAlarms();
     this.addAuthorizerAlarms();
     this.addLimitedRequestsFilter();
+    this.addWrongAnswerAlarms();
     this.addTableAlarms();
     this.dashboard = this.addDashboard();
     this.dashboardUrl = `https://${Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards:name=${this.prefix}`;
@@ -269,6 +272,66 @@ export class StoreOrdersMonitoring extends Construct {
       threshold: config.alarms.authFailures,
       evaluationPeriods: 1,
     });
+  }
+
+  /**
+   * Alarms for a service that answers, but wrongly (guards too, so a release doing it rolls back):
+   * the synthetic client's runs failing (docs/runbook.md, "CanaryFailed"), and a jump in the share
+   * of requests refused with 401, counted from the access log ("RefusedShare"). Both judge 1-minute
+   * periods, two in a row, so either can stop a 10-minute canary deployment.
+   */
+  private addWrongAnswerAlarms() {
+    const { config, accessLogs, canaryName } = this.props;
+    const minute = Duration.minutes(1);
+    this.alarm(
+      'CanaryFailed',
+      `The synthetic client (Synthetics canary ${canaryName}) failed two runs in a row: the stage answers its read-only checks wrongly or not at all.`,
+      {
+        metric: new cloudwatch.Metric({
+          namespace: 'CloudWatchSynthetics',
+          metricName: 'SuccessPercent',
+          dimensionsMap: { CanaryName: canaryName },
+          statistic: 'Average',
+          period: minute,
+        }),
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        threshold: 100,
+        evaluationPeriods: 2,
+        datapointsToAlarm: 2,
+      },
+      { guardsDeploys: true },
+    );
+    const count = (id: string, metricName: string, filterPattern: logs.IFilterPattern) => {
+      new logs.MetricFilter(this, id, {
+        logGroup: accessLogs,
+        filterPattern,
+        metricNamespace: metricsNamespace,
+        metricName,
+        metricValue: '1',
+        dimensions: { service: '$.service' },
+      });
+      return this.serviceMetric(metricName, 'Sum').with({ period: minute });
+    };
+    const { percent, minRequests } = config.alarms.refusedShare;
+    this.alarm(
+      'RefusedShare',
+      `${percent}% or more of the requests were refused with 401 in two 1-minute periods in a row (minutes with ${minRequests}+ requests).`,
+      {
+        metric: new cloudwatch.MathExpression({
+          label: 'refused with 401 (%)',
+          expression: `IF(requests >= ${minRequests}, 100 * FILL(refused, 0) / requests, 0)`,
+          usingMetrics: {
+            refused: count('RefusedRequestsFilter', metricNames.refusedRequests, logs.FilterPattern.numberValue('$.status', '=', 401)),
+            requests: count('RequestsFilter', metricNames.requests, logs.FilterPattern.numberValue('$.status', '>', 0)),
+          },
+          period: minute,
+        }),
+        threshold: percent,
+        evaluationPeriods: 2,
+        datapointsToAlarm: 2,
+      },
+      { guardsDeploys: true },
+    );
   }
 
   /**

@@ -21,12 +21,19 @@ import {
   usagePlanName,
 } from './stage-config.ts';
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
+import { PreTrafficHook, SyntheticClient } from './release-checks.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';
 
 export interface StoreOrdersStackProps extends StackProps {
   readonly config: StageConfig;
   /** Deploy even while a guard alarm is in ALARM (an emergency fix): `cdk deploy -c ignoreDeploymentAlarms=true`. */
   readonly ignoreDeploymentAlarms?: boolean;
+  /**
+   * Leave the pre-traffic hook off the aliases: only for the one deploy that brings the release
+   * checks to a stage, whose canary key can be issued only once the stack has its canary tier
+   * (`cdk deploy -c skipPreTrafficHook=true`, `npm run keys -- canary`, then deploy again).
+   */
+  readonly skipPreTrafficHook?: boolean;
 }
 
 /** How each route reaches its function, beside what the function itself is (infra/function-settings.ts). */
@@ -106,6 +113,8 @@ export class StoreOrdersStack extends Stack {
   readonly routeFunctions: RouteFunction[];
   readonly usagePlans: Readonly<Record<TierName, apigw.UsagePlan>>;
   readonly monitoring: StoreOrdersMonitoring;
+  readonly preTrafficHook: PreTrafficHook;
+  readonly syntheticClient: SyntheticClient;
 
   constructor(scope: Construct, id: string, props: StoreOrdersStackProps) {
     super(scope, id, props);
@@ -123,12 +132,15 @@ export class StoreOrdersStack extends Stack {
     this.api = this.addApi(accessLogs, logsKey);
     this.routeFunctions = routes.map((route) => this.addRoute(route, common));
     this.usagePlans = this.addUsagePlans();
+    this.preTrafficHook = this.addPreTrafficHook(logsKey, props.skipPreTrafficHook ?? false);
+    this.syntheticClient = new SyntheticClient(this, 'SyntheticClient', { config: this.config, baseUrl: this.api.urlForPath(basePath) });
     this.monitoring = new StoreOrdersMonitoring(this, 'Monitoring', {
       config: this.config,
       api: this.api,
       accessLogs,
       routeFunctions: this.routeFunctions,
       authorizer: this.authorizerFunction,
+      canaryName: this.syntheticClient.canaryName,
       tables: [
         { id: 'OrdersTable', table: this.ordersTable, operations: [dynamodb.Operation.SCAN, dynamodb.Operation.UPDATE_ITEM] },
         { id: 'ApiKeysTable', table: this.apiKeysTable, operations: [dynamodb.Operation.GET_ITEM] },
@@ -176,6 +188,11 @@ export class StoreOrdersStack extends Stack {
       reason:
         "CodeDeploy's documented policy for Lambda deployments: it may read the deployment's alarms and move aliases (lambda:UpdateAlias, lambda:GetAlias) and invoke hooks named CodeDeployHook_*, nothing else.",
     });
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-IAM5[Resource::<PreTrafficHookFunction1974E8B2.Arn>:*]',
+      reason:
+        'CDK grants the deployment role invoke on the pre-traffic hook function and its versions (`:*`); the hook is unversioned, so this is the one function only.',
+    });
     return { application, role, config: deploymentConfigs[this.config.deployment], ignoreAlarms };
   }
 
@@ -185,6 +202,24 @@ export class StoreOrdersStack extends Stack {
     this.apiKeysTable.grant(fn.function, ...authorizerApiKeysActions);
     Validations.of(fn.alias).acknowledge(invokePermissionAcknowledgement);
     return fn;
+  }
+
+  /** The BeforeAllowTraffic hook of every function: the new versions answer as the contract says, or the deploy stops. */
+  private addPreTrafficHook(logsKey: kms.IKey, skip: boolean) {
+    const [listOrders, cancelOrder] = ['listOrders', 'cancelOrder'].map(
+      (operation) => this.routeFunctions.find(({ route }) => route.operation === operation)!.fn,
+    ) as [StoreFunction, StoreFunction];
+    const hook = new PreTrafficHook(this, 'PreTrafficHook', {
+      config: this.config,
+      authorizer: this.authorizerFunction,
+      listOrders,
+      cancelOrder,
+      ordersTable: this.ordersTable,
+      methodArnPrefix: `arn:${Aws.PARTITION}:execute-api:${Aws.REGION}:${Aws.ACCOUNT_ID}:${this.api.restApiId}/${this.config.stage}`,
+      logsKey,
+    });
+    if (!skip) for (const fn of [this.authorizerFunction, listOrders, cancelOrder]) hook.guard(fn);
+    return hook;
   }
 
   /**

@@ -29,6 +29,9 @@ export const metricNames = {
   authorizerFailures: 'AuthorizerFailures',
   /** Likewise: requests answered 429 (a key's usage plan or the stage throttle), per route. */
   tooManyRequests: 'TooManyRequests',
+  /** Likewise: requests answered 401, and all requests, whose ratio the RefusedShare alarm watches. */
+  refusedRequests: 'RefusedRequests',
+  requests: 'Requests',
 } as const;
 
 /** Publishes what a request recorded; unlike Powertools' logMetrics, says nothing when it recorded nothing. */

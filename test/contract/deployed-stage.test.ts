@@ -6,9 +6,6 @@
  * CloudWatch Logs would receive it) is then checked against what the stage's alarms,
  * dashboard, saved queries and metric filters read.
  */
-import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve as resolvePath } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -17,9 +14,10 @@ import type { StoreFunction } from '../../infra/store-function.ts';
 import { createApiKey, revokeApiKey } from '../../shared/api-keys.ts';
 import { metricsNamespace } from '../../shared/observability.ts';
 import { basePath, routes } from '../../shared/routes.ts';
-import { logicalId, stageNames, synthApp, tempDir } from '../infra/support.ts';
+import { logicalId, stageNames, synthApp } from '../infra/support.ts';
 import { createTestTables, dynamoDbEndpoint, order } from '../support.ts';
-import type { Invocation, Outcome, Plan } from './lambda-runtime.ts';
+import { deployedFunction, type Run, runBundle } from './bundles.ts';
+import type { Invocation, Outcome } from './lambda-runtime.ts';
 import {
   flatKeys,
   jsonPathFields,
@@ -32,67 +30,10 @@ import {
   type Template,
 } from './template.ts';
 
-const runtimeScript = resolvePath(import.meta.dirname, 'lambda-runtime.ts');
 const unreachableDynamoDb = 'http://127.0.0.1:9';
 
 /** Metrics a function emits that nothing reads, each with why it is emitted anyway. */
 const unreadMetrics: Record<string, string> = {};
-
-type Line = Record<string, unknown>;
-type Run = { outcomes: Outcome[]; lines: Line[]; output: string };
-
-/** One execution environment of one function: its bundle, under the template's settings, running `invocations` in turn. */
-const runBundle = (
-  fn: { codeDir: string; properties: Record<string, unknown>; environment: Record<string, string> },
-  invocations: Invocation[],
-) => {
-  const dir = tempDir('store-orders-contract-');
-  const name = `contract-${Math.random().toString(36).slice(2, 8)}`;
-  const p = fn.properties;
-  const plan: Plan = {
-    codeDir: fn.codeDir,
-    handler: String(p.Handler),
-    functionName: name,
-    memorySize: Number(p.MemorySize),
-    timeoutSeconds: Number(p.Timeout),
-    invocations,
-  };
-  writeFileSync(join(dir, 'plan.json'), JSON.stringify(plan));
-  const result = spawnSync(process.execPath, [runtimeScript, join(dir, 'plan.json'), join(dir, 'results.json')], {
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      // What the Lambda runtime sets for every function (credentials here reach DynamoDB Local).
-      AWS_LAMBDA_FUNCTION_NAME: name,
-      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(p.MemorySize),
-      AWS_LAMBDA_FUNCTION_VERSION: '1',
-      AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${name}`,
-      AWS_EXECUTION_ENV: `AWS_Lambda_${String(p.Runtime)}`,
-      AWS_REGION: 'us-east-1',
-      AWS_DEFAULT_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      LAMBDA_TASK_ROOT: fn.codeDir,
-      _HANDLER: String(p.Handler),
-      TZ: ':UTC',
-      // The function's own environment, exactly as the template sets it (table names resolved).
-      ...fn.environment,
-    },
-  });
-  if (result.status !== 0) throw new Error(`the runtime stand-in failed: ${result.stderr}`);
-  const output = `${result.stdout}${result.stderr}`;
-  const lines = output
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      try {
-        return JSON.parse(line) as Line;
-      } catch {
-        return { unparsable: line };
-      }
-    });
-  return { outcomes: JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as Outcome[], lines, output };
-};
 
 /** The REST API proxy event (payload 1.0) API Gateway sends for a request the authorizer allowed. */
 const proxyEvent = (stage: string, requestId: string, method: string, path: string, headers: Record<string, string> = {}) => {
@@ -160,22 +101,8 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
   const requestIds: Record<string, { requestId: string; operation: string }> = {};
 
   /** A function of the stage as the template configures it, with its table names pointing at the test's tables. */
-  const deployed = (fn: StoreFunction, tables: Record<string, string>, extra: Record<string, string> = {}) => {
-    const id = logicalId(s, fn.function);
-    const properties = t.Resources[id]!.Properties;
-    const variables = (properties.Environment as { Variables: Record<string, unknown> }).Variables;
-    const environment = Object.fromEntries(
-      Object.entries(variables).map(([name, value]) => {
-        const text = String(resolve(value));
-        const ref = /^\$\{(\w+)\}$/.exec(text)?.[1];
-        if (ref === undefined) return [name, text];
-        if (tables[ref] === undefined) throw new Error(`${name} refers to ${ref}, which the test cannot provide`);
-        return [name, tables[ref]];
-      }),
-    );
-    const codeDir = join(outdir, `asset.${String(properties.Code && (properties.Code as { S3Key: string }).S3Key).replace(/\.zip$/, '')}`);
-    return { codeDir, properties, environment: { ...environment, ...extra } };
-  };
+  const deployed = (fn: StoreFunction, tables: Record<string, string>, extra: Record<string, string> = {}) =>
+    deployedFunction(t, outdir, logicalId(s, fn.function), tables, extra);
 
   const invocation = (name: string, operation: string, event: unknown): Invocation => {
     const requestId = `${stage}-${name}`;

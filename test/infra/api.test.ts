@@ -391,6 +391,7 @@ describe('the tier check', () => {
       tiers: {
         standard: { throttling: { rateLimit: 21, burstLimit: 10 }, listThrottling: { rateLimit: 0.5, burstLimit: 1 }, dailyQuota: 10 },
         high: { throttling: { rateLimit: 5, burstLimit: 10 }, listThrottling: { rateLimit: 6, burstLimit: 1 }, dailyQuota: 0.5 },
+        canary: base.tiers.canary,
       },
       defaultTier: 'premium' as 'standard',
     });

@@ -5,7 +5,17 @@ import { logicalId, stageNames, synthApp } from './support.ts';
 const { stack, template } = synthApp();
 
 /** The alarms a bad release trips: each deploy watches them and rolls back when one fires. */
-const guardAlarms = ['Api5xxRate', 'CancelLatencyP99', 'ListFirstByteP99', 'ListOrdersErrors', 'CancelOrderErrors', 'AuthorizerFailures'];
+const guardAlarms = [
+  'Api5xxRate',
+  'CancelLatencyP99',
+  'ListFirstByteP99',
+  'ListOrdersErrors',
+  'CancelOrderErrors',
+  'AuthorizerFailures',
+  // Wrong answers without a 5xx: the synthetic client failing, and a jump in 401s (infra/release-checks.ts).
+  'CanaryFailed',
+  'RefusedShare',
+];
 
 describe.each(stageNames)('delivery to %s', (stage) => {
   const config = stages[stage];
@@ -27,6 +37,8 @@ describe.each(stageNames)('delivery to %s', (stage) => {
       CodeDeployLambdaAliasUpdate: {
         ApplicationName: { Ref: expect.stringMatching(/^Deployments/) },
         DeploymentGroupName: { Ref: logicalId(s, fn.deploymentGroup) },
+        // The new version is checked before any traffic moves to it (functions/pre-traffic-hook.ts).
+        BeforeAllowTrafficHook: { Ref: logicalId(s, s.preTrafficHook.function) },
       },
     });
   });
@@ -46,7 +58,7 @@ describe.each(stageNames)('delivery to %s', (stage) => {
     }
   });
 
-  it('watches the guard alarms of the stage during every shift: 5xx rate, function errors, cancel latency, list first byte, authorizer failures', () => {
+  it('watches the guard alarms of the stage during every shift: 5xx rate, function errors, cancel latency, list first byte, authorizer failures, canary, 401 share', () => {
     const alarmIds = guardAlarms.map((id) => logicalId(s, s.monitoring.node.findChild(id) as never)).sort();
     for (const group of Object.values(t.findResources('AWS::CodeDeploy::DeploymentGroup'))) {
       const { Alarms, Enabled } = group.Properties.AlarmConfiguration;
@@ -55,7 +67,7 @@ describe.each(stageNames)('delivery to %s', (stage) => {
       // CodeDeploy takes at most 10 alarms per deployment group.
       expect(Alarms.length).toBeLessThanOrEqual(10);
     }
-    // A refused key is no reason to roll back: neither refusals nor throttles guard a deploy.
+    // A refused key is no reason to roll back (a jump in their share is: RefusedShare); throttles are none either.
     expect(guardAlarms).not.toContain('AuthFailures');
   });
 

@@ -1,0 +1,29 @@
+/**
+ * The script of each stage's CloudWatch Synthetics canary (infra/release-checks.ts): every
+ * minute, the read-only smoke check (infra/smoke.ts, the very code `npm run smoke` runs) against
+ * the stage's public URL, with the stage's canary key from Secrets Manager. A run fails, and
+ * Synthetics records SuccessPercent 0, when any check fails; the error names the failed checks.
+ */
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { canaryKeySecret } from './canary-key.ts';
+import { smoke } from './smoke.ts';
+
+const secrets = new SecretsManagerClient({});
+
+/** Each request may take this long: five checks stay well inside the canary's one-minute timeout. */
+const requestTimeoutMs = 8_000;
+
+export const handler = async (): Promise<string> => {
+  const { BASE_URL: baseUrl, CANARY_KEY_SECRET: secretId } = process.env;
+  if (!baseUrl || !secretId) throw new Error('BASE_URL and CANARY_KEY_SECRET must be set');
+  // Read on every run: a key rotated by `npm run keys -- canary` is used from the next run on.
+  const secret = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
+  const { key } = canaryKeySecret.parse(JSON.parse(secret.SecretString ?? ''));
+  const lines: string[] = [];
+  const code = await smoke(['--base-url', baseUrl, '--timeout-ms', String(requestTimeoutMs)], { STORE_API_KEY: key }, (line) => {
+    lines.push(line);
+    console.log(line);
+  });
+  if (code !== 0) throw new Error(lines.filter((line) => line.startsWith('FAIL')).join('; ') || lines.join('; '));
+  return lines.at(-1)!;
+};

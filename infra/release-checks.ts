@@ -1,0 +1,248 @@
+/**
+ * Checks that see what clients see, so that a release answering wrong without failing is stopped
+ * and an outage without a 5xx still pages (docs/decisions.md, "Release checks and the synthetic client"):
+ *
+ * - PreTrafficHook: CodeDeploy's BeforeAllowTraffic hook on every `live` alias of the stage
+ *   (functions/pre-traffic-hook.ts). It invokes the new versions before any traffic moves.
+ * - SyntheticClient: a CloudWatch Synthetics canary calling the stage's public URL every minute
+ *   with the stage's canary key, running the smoke check's code (infra/canary-script.ts).
+ *
+ * The canary key lives in Secrets Manager (`npm run keys -- canary`); the stack names the secret
+ * and grants read access to it, and never holds its value.
+ */
+import { join, resolve } from 'node:path';
+import { Arn, ArnFormat, Duration, RemovalPolicy, Stack, Stage, Token, Validations } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as synthetics from 'aws-cdk-lib/aws-synthetics';
+import { Construct } from 'constructs';
+import { buildSync } from 'esbuild';
+import { canaryKeySecretName } from './canary-key.ts';
+import { addStageLogGroup } from './log-groups.ts';
+import type { StageConfig } from './stage-config.ts';
+import { repoRoot, type StoreFunction } from './store-function.ts';
+
+/** Secrets Manager appends six random characters to a secret's name in its ARN. */
+const secretArn = (scope: Construct, name: string) =>
+  Arn.format(
+    { service: 'secretsmanager', resource: 'secret', resourceName: `${name}-??????`, arnFormat: ArnFormat.COLON_RESOURCE_NAME },
+    Stack.of(scope),
+  );
+
+const notInVpc = {
+  id: 'cdk-validator-cfnguard::lambda_inside_vpc_check',
+  reason:
+    'Not in a VPC (CT.LAMBDA.PR.3): it calls only AWS APIs (Lambda, DynamoDB, Secrets Manager, CodeDeploy) or the public API, over HTTPS with IAM-signed requests; a VPC would add endpoints or a NAT gateway for no isolation gained.',
+};
+
+export type PreTrafficHookProps = {
+  readonly config: StageConfig;
+  readonly authorizer: StoreFunction;
+  readonly listOrders: StoreFunction;
+  readonly cancelOrder: StoreFunction;
+  readonly ordersTable: dynamodb.ITable;
+  /** `arn:…:execute-api:<region>:<account>:<api id>/<stage>`: the authorizer's methodArn begins so. */
+  readonly methodArnPrefix: string;
+  readonly logsKey: kms.IKey;
+};
+
+/**
+ * One hook function per stage, the BeforeAllowTraffic hook of every function's deployment group:
+ * whichever alias moves, it checks the three new versions together, as API Gateway will use them.
+ */
+export class PreTrafficHook extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: iam.Role;
+
+  constructor(scope: Construct, id: string, props: PreTrafficHookProps) {
+    super(scope, id);
+    const { config } = props;
+    const logGroup = addStageLogGroup(this, 'Logs', { config, encryptionKey: props.logsKey });
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Store Orders pre-traffic hook (${config.stage})`,
+    });
+    logGroup.grantWrite(this.role);
+    this.function = new NodejsFunction(this, 'Function', {
+      // CodeDeploy's managed policy for Lambda deployments may invoke functions named so.
+      functionName: `CodeDeployHook_store-orders-${config.stage}-pre-traffic`,
+      description: 'Store Orders: checks the new versions before CodeDeploy moves an alias (BeforeAllowTraffic)',
+      entry: resolve(repoRoot, 'functions/pre-traffic-hook.ts'),
+      handler: 'handler',
+      projectRoot: repoRoot,
+      depsLockFilePath: resolve(repoRoot, 'package-lock.json'),
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      // The list check reads the whole list, as a client would.
+      memorySize: 1024,
+      timeout: Duration.minutes(15),
+      role: this.role,
+      logGroup,
+      environment: {
+        AUTHORIZER_VERSION_ARN: props.authorizer.function.currentVersion.functionArn,
+        LIST_ORDERS_VERSION_ARN: props.listOrders.function.currentVersion.functionArn,
+        CANCEL_ORDER_VERSION_ARN: props.cancelOrder.function.currentVersion.functionArn,
+        ORDERS_TABLE: props.ordersTable.tableName,
+        CANARY_KEY_SECRET: canaryKeySecretName(config.stage),
+        METHOD_ARN_PREFIX: props.methodArnPrefix,
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node24',
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        externalModules: [],
+        mainFields: ['module', 'main'],
+        banner:
+          "import { createRequire as storeOrdersCreateRequire } from 'node:module'; const require = storeOrdersCreateRequire(import.meta.url);",
+        forceDockerBundling: false,
+      },
+    });
+    for (const fn of [props.authorizer, props.listOrders, props.cancelOrder]) fn.function.currentVersion.grantInvoke(this.role);
+    // GetItem: the cancelled id is first found absent; DescribeTable: the item count the list is judged by.
+    props.ordersTable.grant(this.role, 'dynamodb:GetItem', 'dynamodb:DescribeTable');
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [secretArn(this, canaryKeySecretName(config.stage))],
+      }),
+    );
+    Validations.of(this.function).acknowledge(notInVpc);
+  }
+
+  /** Makes this the BeforeAllowTraffic hook of `fn`'s deployments, updated before its alias moves. */
+  guard(fn: StoreFunction) {
+    fn.deploymentGroup.addPreHook(this.function);
+    // The alias's update starts the deployment: the hook must carry the new versions by then.
+    fn.alias.node.addDependency(this.function);
+  }
+}
+
+/** The canary's script, bundled as CommonJS at nodejs/node_modules/canary.js (the Synthetics Node.js layout); returns `outputDir`. */
+export const bundleCanaryScript = (outputDir: string): string => {
+  buildSync({
+    entryPoints: [resolve(repoRoot, 'infra/canary-script.ts')],
+    outfile: resolve(outputDir, 'nodejs/node_modules/canary.js'),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node22',
+    minify: true,
+    // smoke.ts runs itself only as a command: never inside the canary.
+    define: { 'import.meta.main': 'false' },
+    logLevel: 'error',
+  });
+  return outputDir;
+};
+
+/**
+ * Synthetics' Node.js runtime without a browser, on Lambda's Node.js 22: the smoke check reads ids
+ * exactly through JSON.parse's source text, which Node.js 20 (syn-nodejs-3.x) lacks. aws-cdk-lib
+ * 2.276 names runtimes up to syn-nodejs-3.1 only, hence the name written out.
+ */
+export const canaryRuntime = new synthetics.Runtime('syn-nodejs-4.1', synthetics.RuntimeFamily.NODEJS);
+
+export type SyntheticClientProps = {
+  readonly config: StageConfig;
+  /** The stage's public base URL (…/v1). */
+  readonly baseUrl: string;
+};
+
+/** The stage's synthetic client: a Synthetics canary running the read-only smoke check every minute. */
+export class SyntheticClient extends Construct {
+  readonly canary: synthetics.Canary;
+  readonly canaryName: string;
+
+  constructor(scope: Construct, id: string, props: SyntheticClientProps) {
+    super(scope, id);
+    const { config } = props;
+    this.canaryName = `store-orders-${config.stage}`;
+    const retentionDays = config.stage === 'production' ? 30 : 7;
+    const artifacts = new s3.Bucket(this, 'Artifacts', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      lifecycleRules: [{ expiration: Duration.days(retentionDays) }],
+      // Run logs only: nothing in it outlives its lifecycle rule, and nothing is lost when the stage goes.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.canary = new synthetics.Canary(this, 'Canary', {
+      canaryName: this.canaryName,
+      runtime: canaryRuntime,
+      test: synthetics.Test.custom({
+        handler: 'canary.handler',
+        // Built at synth into the assembly's folder, then staged as an ordinary asset. (An asset with
+        // `bundling` breaks Synthetics' own check of the layout when a synth skips bundling.)
+        code: synthetics.Code.fromAsset(bundleCanaryScript(join(Stage.of(this)!.outdir, 'canary-script'))),
+      }),
+      schedule: synthetics.Schedule.rate(Duration.minutes(1)),
+      timeout: Duration.seconds(55),
+      environmentVariables: { BASE_URL: props.baseUrl, CANARY_KEY_SECRET: canaryKeySecretName(config.stage) },
+      artifactsBucketLocation: { bucket: artifacts },
+      successRetentionPeriod: Duration.days(retentionDays),
+      failureRetentionPeriod: Duration.days(retentionDays),
+      provisionedResourceCleanup: true,
+    });
+    this.canary.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [secretArn(this, canaryKeySecretName(config.stage))],
+      }),
+    );
+    this.acknowledgeFindings(artifacts);
+  }
+
+  /** cdk-nag and Control Tower findings on the canary's run-log bucket and the role Synthetics requires. */
+  private acknowledgeFindings(artifacts: s3.Bucket) {
+    const onlyRunLogs =
+      "It holds only the canary's own run logs (no client data), written by the canary's role and expired by a lifecycle rule";
+    Validations.of(artifacts).acknowledge(
+      {
+        id: 'AwsSolutions::AwsSolutions-S1',
+        reason: `${onlyRunLogs}: an access log would record nothing but the canary, in a second bucket.`,
+      },
+      { id: 'cdk-validator-cfnguard::s3_bucket_logging_enabled_check', reason: `${onlyRunLogs}: no access log (CT.S3.PR.2) needed.` },
+      {
+        id: 'cdk-validator-cfnguard::s3_bucket_default_encryption_kms_check',
+        reason: `${onlyRunLogs}; SSE-S3 encrypts them, and a KMS key (CT.S3.PR.10) would add a grant to Synthetics' role and a per-request charge for nothing secret.`,
+      },
+      {
+        id: 'cdk-validator-cfnguard::s3_bucket_versioning_enabled_check',
+        reason: `${onlyRunLogs}; each object is written once, so versioning (CT.S3.PR.11) keeps nothing.`,
+      },
+      {
+        id: 'cdk-validator-cfnguard::s3_bucket_object_lock_enabled_check',
+        reason: `${onlyRunLogs}; Object Lock (CT.S3.PR.9) would stop the lifecycle rule from expiring them.`,
+      },
+      {
+        id: 'cdk-validator-cfnguard::s3_event_notifications_enabled_check',
+        reason: `${onlyRunLogs}; nothing reacts to a new run log (CT.S3.PR.4): the canary's metrics and its alarm do.`,
+      },
+    );
+    const stack = Stack.of(this);
+    const agnostic = Token.isUnresolved(stack.region);
+    const logsArn = `arn:${agnostic ? '<AWS::Partition>' : stack.partition}:logs:${agnostic ? '<AWS::Region>' : stack.region}:<AWS::AccountId>:log-group:/aws/lambda/cwsyn-*`;
+    Validations.of(this.canary.role).acknowledge(
+      {
+        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'The role CDK gives a Synthetics canary: s3:ListAllMyBuckets (Synthetics checks its artifact bucket; the action has no resource level) and cloudwatch:PutMetricData, which has none either and is limited by condition to the CloudWatchSynthetics namespace.',
+      },
+      {
+        id: `AwsSolutions::AwsSolutions-IAM5[Resource::<${stack.getLogicalId(artifacts.node.defaultChild as s3.CfnBucket)}.Arn>/*]`,
+        reason: "s3:PutObject on any key of the canary's own artifact bucket: Synthetics names each run's objects itself.",
+      },
+      {
+        id: `AwsSolutions::AwsSolutions-IAM5[Resource::${logsArn}]`,
+        reason:
+          'Synthetics names its Lambda function (and so its log group) cwsyn-<canary name>-<random id> itself: the prefix is as narrow as it can be.',
+      },
+    );
+  }
+}

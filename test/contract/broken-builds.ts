@@ -1,0 +1,67 @@
+/**
+ * Releases that answer wrong without failing, built from the real handler sources with one
+ * deliberate fault each, bundled as the stack bundles the functions (ESM, SDK inside). The pre-traffic
+ * hook must stop each of them. A fault whose source text is gone fails loudly, so the test never
+ * silently checks an unbroken build.
+ */
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { build, type Plugin } from 'esbuild';
+import { repoRoot, tempDir } from '../infra/support.ts';
+
+type Fault = { readonly handlerFile: string; readonly file: string; readonly replace: string; readonly with: string };
+
+export const faults = {
+  // Refuses every key with exactly "Unauthorized": 401 for every client, no 5xx, no error metric.
+  authorizer: {
+    handlerFile: 'functions/authorizer.ts',
+    file: 'functions/authorizer.ts',
+    replace: 'if (key === undefined) {',
+    with: 'if (true) {',
+  },
+  // Answers 200 with [] whatever the table holds.
+  listOrders: {
+    handlerFile: 'functions/list-orders.ts',
+    file: 'functions/list-orders.ts',
+    replace: 'if (page.value.length === 0) continue;',
+    with: 'continue;',
+  },
+  // Answers 204 without cancelling anything.
+  cancelOrder: {
+    handlerFile: 'functions/cancel-order.ts',
+    file: 'functions/cancel-order.ts',
+    replace: 'const result = await cancelOrder(orders, orderId, { deadline: callDeadline(context) });',
+    with: "const result = { outcome: 'already_cancelled' as const } as Awaited<ReturnType<typeof cancelOrder>>; void callDeadline;",
+  },
+} as const satisfies Record<string, Fault>;
+
+const inject = (fault: Fault): Plugin => ({
+  name: 'inject-fault',
+  setup(pluginBuild) {
+    const target = resolve(repoRoot, fault.file);
+    pluginBuild.onLoad({ filter: /\.ts$/ }, (args) => {
+      if (args.path !== target) return undefined;
+      const source = readFileSync(target, 'utf8');
+      if (!source.includes(fault.replace)) throw new Error(`${fault.file} no longer contains "${fault.replace}": update the fault`);
+      return { contents: source.replace(fault.replace, fault.with), loader: 'ts' };
+    });
+  },
+});
+
+/** The broken build's code directory (index.mjs exporting `handler`, as the template's `index.handler` expects). */
+export const brokenBuild = async (fault: Fault): Promise<string> => {
+  const dir = tempDir('store-orders-broken-');
+  await build({
+    entryPoints: [resolve(repoRoot, fault.handlerFile)],
+    outfile: join(dir, 'index.mjs'),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node24',
+    mainFields: ['module', 'main'],
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+    plugins: [inject(fault)],
+    logLevel: 'error',
+  });
+  return dir;
+};

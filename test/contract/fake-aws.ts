@@ -1,0 +1,143 @@
+/**
+ * The AWS APIs the pre-traffic hook and the canary call that have no local server, on one HTTP
+ * port, as their wire protocols define them: Lambda's Invoke and InvokeWithResponseStream (REST
+ * JSON, the stream as an AWS event stream), CodeDeploy's PutLifecycleEventHookExecutionStatus and
+ * Secrets Manager's GetSecretValue (JSON 1.1). An invocation runs the function's shipped bundle on
+ * the runtime stand-in (./bundles.ts), as Lambda would. SDK clients reach it through the
+ * `AWS_ENDPOINT_URL_<SERVICE>` variables (`endpoints`).
+ */
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { EventStreamCodec } from '@smithy/core/event-streams';
+import { type DeployedFunction, runBundleAsync } from './bundles.ts';
+import type { Outcome } from './lambda-runtime.ts';
+
+export type HookReport = { deploymentId: string; lifecycleEventHookExecutionId: string; status: string };
+
+const codec = new EventStreamCodec(
+  (bytes) => Buffer.from(bytes).toString('utf8'),
+  (text) => new Uint8Array(Buffer.from(text, 'utf8')),
+);
+
+const event = (type: string, body: Uint8Array, contentType: string) =>
+  codec.encode({
+    headers: {
+      ':message-type': { type: 'string', value: 'event' },
+      ':event-type': { type: 'string', value: type },
+      ':content-type': { type: 'string', value: contentType },
+    },
+    body,
+  });
+
+const readBody = async (req: IncomingMessage) => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+/** The bytes a streaming function wrote: its HTTP prelude, eight NUL bytes, its body (as the runtime interface client writes them). */
+const streamedBytes = (outcome: Extract<Outcome, { outcome: 'streamed' }>) => {
+  const body = Buffer.from(outcome.body, 'base64');
+  return outcome.prelude === undefined ? body : Buffer.concat([Buffer.from(JSON.stringify(outcome.prelude)), Buffer.alloc(8), body]);
+};
+
+/** What Lambda's error payload holds for a function that threw. */
+const errorPayload = (message: string) => JSON.stringify({ errorType: 'Error', errorMessage: message, trace: [] });
+
+const invoke = (outcome: Outcome, res: ServerResponse) => {
+  const headers = { 'Content-Type': 'application/json', 'X-Amz-Executed-Version': '7' };
+  if (outcome.outcome === 'returned') return res.writeHead(200, headers).end(JSON.stringify(outcome.value ?? null));
+  if (outcome.outcome === 'streamed') return res.writeHead(200, headers).end(streamedBytes(outcome));
+  const message = outcome.outcome === 'threw' ? outcome.error : 'Task timed out';
+  return res.writeHead(200, { ...headers, 'X-Amz-Function-Error': 'Unhandled' }).end(errorPayload(message));
+};
+
+const invokeStreaming = (outcome: Outcome, res: ServerResponse) => {
+  res.writeHead(200, { 'Content-Type': 'application/vnd.amazon.eventstream', 'X-Amz-Executed-Version': '7' });
+  const payload =
+    outcome.outcome === 'streamed'
+      ? streamedBytes(outcome)
+      : outcome.outcome === 'returned'
+        ? Buffer.from(JSON.stringify(outcome.value ?? null))
+        : undefined;
+  if (payload !== undefined && payload.length > 0) res.write(event('PayloadChunk', payload, 'application/octet-stream'));
+  const error =
+    outcome.outcome === 'threw'
+      ? outcome.error
+      : outcome.outcome === 'timed out'
+        ? 'Task timed out'
+        : outcome.outcome === 'streamed'
+          ? outcome.error
+          : undefined;
+  const complete = error === undefined ? {} : { ErrorCode: 'Unhandled', ErrorDetails: error };
+  res.end(event('InvokeComplete', Buffer.from(JSON.stringify(complete)), 'application/json'));
+};
+
+export const startFakeAws = async () => {
+  /** Function (version) ARN → the bundle that answers for it. */
+  const functions = new Map<string, DeployedFunction>();
+  const secrets = new Map<string, string>();
+  const reports: HookReport[] = [];
+  const invoked: string[] = [];
+
+  const json = (res: ServerResponse, status: number, body: unknown) =>
+    res.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.1' }).end(JSON.stringify(body));
+
+  const server = createServer(async (req, res) => {
+    const body = await readBody(req);
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const lambda = /^\/(2015-03-31|2021-11-15)\/functions\/([^/]+)\/(invocations|response-streaming-invocations)$/.exec(url.pathname);
+    if (lambda !== null) {
+      const name = decodeURIComponent(lambda[2]!);
+      const arn = url.searchParams.has('Qualifier') ? `${name}:${url.searchParams.get('Qualifier')}` : name;
+      const fn = functions.get(arn);
+      if (fn === undefined)
+        return res
+          .writeHead(404, { 'Content-Type': 'application/json', 'X-Amzn-ErrorType': 'ResourceNotFoundException' })
+          .end(JSON.stringify({ Type: 'User', message: `Function not found: ${arn}` }));
+      invoked.push(arn);
+      const run = await runBundleAsync(fn, [{ name: 'invoke', requestId: randomUUID(), event: JSON.parse(body) }]);
+      return lambda[3] === 'invocations' ? invoke(run.outcomes[0]!, res) : invokeStreaming(run.outcomes[0]!, res);
+    }
+    const input = JSON.parse(body || '{}') as Record<string, string>;
+    switch (req.headers['x-amz-target']) {
+      case 'CodeDeploy_20141006.PutLifecycleEventHookExecutionStatus':
+        reports.push({
+          deploymentId: input.deploymentId!,
+          lifecycleEventHookExecutionId: input.lifecycleEventHookExecutionId!,
+          status: input.status!,
+        });
+        return json(res, 200, { lifecycleEventHookExecutionId: input.lifecycleEventHookExecutionId });
+      case 'secretsmanager.GetSecretValue': {
+        const value = secrets.get(input.SecretId!);
+        if (value === undefined)
+          return json(res, 400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
+        return json(res, 200, {
+          ARN: `arn:aws:secretsmanager:us-east-1:123456789012:secret:${input.SecretId}-AbCdEf`,
+          Name: input.SecretId,
+          SecretString: value,
+          VersionId: randomUUID(),
+        });
+      }
+      default:
+        return json(res, 400, {
+          __type: 'UnknownOperationException',
+          message: `not faked: ${req.method} ${req.url} ${req.headers['x-amz-target']}`,
+        });
+    }
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    functions,
+    secrets,
+    reports,
+    invoked,
+    /** The variables that send the SDK's Lambda, CodeDeploy and Secrets Manager calls here. */
+    endpoints: { AWS_ENDPOINT_URL_LAMBDA: url, AWS_ENDPOINT_URL_CODEDEPLOY: url, AWS_ENDPOINT_URL_SECRETS_MANAGER: url },
+    close: () => (server.closeAllConnections(), server.close()),
+  };
+};

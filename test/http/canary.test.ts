@@ -1,0 +1,95 @@
+/**
+ * The Synthetics canary's script as the stack ships it (bundled by the same function the stack
+ * calls), run against `npm start`. Its key comes from Secrets Manager (a local stand-in,
+ * ../contract/fake-aws.ts), as on a stage. On Node.js 20 (syn-nodejs-3.x) the smoke check cannot
+ * read int64 ids exactly and says so: the canary runs on syn-nodejs-4.1 (Node.js 22).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canaryKeySecretName, canaryTier } from '../../infra/canary-key.ts';
+import { bundleCanaryScript } from '../../infra/release-checks.ts';
+import { createApiKey } from '../../shared/api-keys.ts';
+import { createDocumentClient } from '../../shared/dynamo.ts';
+import { startFakeAws } from '../contract/fake-aws.ts';
+import { tempDir } from '../infra/support.ts';
+import { type ServiceProcess, startServiceProcess, stopServiceProcess, uniqueTables } from '../service-process.ts';
+import { dynamoDbEndpoint } from '../support.ts';
+
+const developerKey = 'canary-test-developer-key-0123456789';
+const canaryKey = 'so_local_canary-test-key-0123456789abcdef';
+const secretName = canaryKeySecretName('local');
+/** Node.js 20, where this machine has it (the system's), to show why the canary does not run on it. */
+const node20 = ['/usr/bin/node', '/usr/local/bin/node'].find((path) => existsSync(path));
+
+describe("the Synthetics canary's script against npm start", () => {
+  let service: ServiceProcess;
+  let fake: Awaited<ReturnType<typeof startFakeAws>>;
+  const tables = uniqueTables('canary');
+  const bundle = join(bundleCanaryScript(tempDir('store-orders-canary-')), 'nodejs/node_modules/canary.js');
+
+  beforeAll(async () => {
+    service = await startServiceProcess('node', { DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: developerKey, ...tables });
+    expect(service.url, service.output()).toBeDefined();
+    const keys = { client: createDocumentClient({ endpoint: dynamoDbEndpoint() }), tableName: tables.API_KEYS_TABLE };
+    const { item } = await createApiKey(keys, { name: 'canary', prefix: '', key: canaryKey, tier: canaryTier });
+    fake = await startFakeAws();
+    fake.secrets.set(secretName, JSON.stringify({ key: canaryKey, keyId: item.keyId, usageIdentifierKey: item.usageKey }));
+  });
+  afterAll(() => (fake?.close(), stopServiceProcess(service)));
+
+  /** One canary run: the handler's result or its error, and what it printed. */
+  const canaryRun = (node = process.execPath) =>
+    new Promise<{ result?: string; error?: string; output: string }>((resolve) => {
+      const script = `require(${JSON.stringify(bundle)}).handler().then((result) => console.log(JSON.stringify({ result })), (error) => console.log(JSON.stringify({ error: error.message })));`;
+      execFile(
+        node,
+        ['-e', script],
+        {
+          env: {
+            PATH: process.env.PATH,
+            BASE_URL: service.url,
+            CANARY_KEY_SECRET: secretName,
+            AWS_REGION: 'us-east-1',
+            AWS_ACCESS_KEY_ID: 'local',
+            AWS_SECRET_ACCESS_KEY: 'local',
+            ...fake.endpoints,
+          },
+          timeout: 60_000,
+        },
+        (_error, stdout) => {
+          const lines = stdout.trim().split('\n');
+          resolve({ ...(JSON.parse(lines.at(-1) ?? '{}') as { result?: string; error?: string }), output: stdout });
+        },
+      );
+    });
+
+  it('passes every smoke check with the canary key it reads from the secret store, printing what it checked but never the key', async () => {
+    const { result, error, output } = await canaryRun();
+    expect(error).toBeUndefined();
+    expect(result).toBe('All 5 checks passed.');
+    expect(output).toMatch(/^PASS {2}list: 200, 7 orders/m);
+    expect(output).toMatch(/^PASS {2}wrong key: 401 unauthorized/m);
+    expect(output).not.toContain(canaryKey);
+  });
+
+  it.runIf(node20 !== undefined)('on Node.js 20 fails the list checks saying why, instead of calling int64 ids invalid', async () => {
+    const { error } = await canaryRun(node20);
+    expect(error).toMatch(/^FAIL {2}list: Node\.js 20\.\S+ cannot read JSON integers exactly/);
+  });
+
+  it('fails the run, naming the checks that failed, when its key is refused', async () => {
+    const secret = fake.secrets.get(secretName)!;
+    fake.secrets.set(secretName, JSON.stringify({ ...JSON.parse(secret), key: 'so_local_canary-test-key-revoked-000000' }));
+    try {
+      const { result, error } = await canaryRun();
+      expect(result).toBeUndefined();
+      expect(error).toMatch(/^FAIL {2}list: expected 200, got 401/);
+      expect(error).toContain('FAIL  list with gzip: expected 200, got 401');
+      expect(error).toContain('FAIL  cancel an id that cannot exist: expected 404 order_not_found, got 401');
+    } finally {
+      fake.secrets.set(secretName, secret);
+    }
+  });
+});

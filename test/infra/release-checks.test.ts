@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { canaryKeySecretName } from '../../infra/canary-key.ts';
+import { stages } from '../../infra/stage-config.ts';
+import { logicalId, roleActions, stageNames, synthApp } from './support.ts';
+
+const { stack, template } = synthApp();
+
+describe.each(stageNames)('release checks of %s', (stage) => {
+  const config = stages[stage];
+  const s = stack(stage);
+  const t = template(stage);
+  // Template JSON, read as CloudFormation would: any shape a test names.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const resources = t.toJSON().Resources as Record<string, { Type: string; Properties: any; DependsOn?: string[]; UpdatePolicy?: any }>;
+  const hookId = logicalId(s, s.preTrafficHook.function);
+  const functions = [s.authorizerFunction, ...s.routeFunctions.map(({ fn }) => fn)];
+
+  it('checks every alias with the pre-traffic hook, which is updated before the alias moves', () => {
+    const aliases = Object.entries(resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Alias');
+    expect(aliases).toHaveLength(3);
+    for (const [, alias] of aliases) {
+      expect(alias.UpdatePolicy?.CodeDeployLambdaAliasUpdate.BeforeAllowTrafficHook).toEqual({ Ref: hookId });
+      expect(alias.DependsOn).toContain(hookId);
+    }
+  });
+
+  it("gives the hook each function's new version, the orders table and the canary key's secret name, never a key", () => {
+    const hook = resources[hookId]!.Properties;
+    expect(hook.FunctionName).toMatch(/^CodeDeployHook_/);
+    const variables = hook.Environment.Variables;
+    for (const [name, fn] of [
+      ['AUTHORIZER_VERSION_ARN', s.authorizerFunction],
+      ['LIST_ORDERS_VERSION_ARN', s.routeFunctions[0]!.fn],
+      ['CANCEL_ORDER_VERSION_ARN', s.routeFunctions[1]!.fn],
+    ] as const) {
+      const version = resources[variables[name].Ref];
+      expect(version).toMatchObject({ Type: 'AWS::Lambda::Version', Properties: { FunctionName: { Ref: logicalId(s, fn.function) } } });
+    }
+    expect(variables.ORDERS_TABLE).toEqual({ Ref: logicalId(s, s.ordersTable) });
+    expect(variables.CANARY_KEY_SECRET).toBe(canaryKeySecretName(stage));
+    expect(JSON.stringify(t.toJSON())).not.toContain(config.keyPrefix);
+  });
+
+  it('lets the hook invoke the three new versions, read the orders table and the secret, and report to CodeDeploy: nothing else', () => {
+    expect([...new Set(roleActions(t, logicalId(s, s.preTrafficHook.role)))]).toEqual([
+      'codedeploy:PutLifecycleEventHookExecutionStatus',
+      'dynamodb:DescribeTable',
+      'dynamodb:GetItem',
+      'lambda:InvokeFunction',
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+      'secretsmanager:GetSecretValue',
+    ]);
+    const policy = Object.values(
+      t.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: logicalId(s, s.preTrafficHook.role) }] } }),
+    )[0]!;
+    const invoke = (policy.Properties.PolicyDocument.Statement as { Action: string; Resource: unknown }[]).find(
+      (statement) => statement.Action === 'lambda:InvokeFunction',
+    )!;
+    expect((invoke.Resource as { Ref: string }[]).map((ref) => resources[ref.Ref]!.Type)).toEqual(
+      Array(functions.length).fill('AWS::Lambda::Version'),
+    );
+  });
+
+  it('runs a Synthetics canary every minute against the stage URL, with the secret name only', () => {
+    const [canary] = Object.values(t.findResources('AWS::Synthetics::Canary'));
+    expect(canary!.Properties).toMatchObject({
+      Name: `store-orders-${stage}`,
+      RuntimeVersion: 'syn-nodejs-4.1',
+      Schedule: { Expression: 'rate(1 minute)' },
+      StartCanaryAfterCreation: true,
+      Code: { Handler: 'canary.handler' },
+      RunConfig: { TimeoutInSeconds: 55, EnvironmentVariables: { CANARY_KEY_SECRET: canaryKeySecretName(stage) } },
+    });
+    expect(JSON.stringify(canary!.Properties.RunConfig.EnvironmentVariables.BASE_URL)).toContain('/v1');
+    expect(roleActions(t, canary!.Properties.ExecutionRoleArn['Fn::GetAtt'][0])).toContain('secretsmanager:GetSecretValue');
+  });
+
+  it('pages on two failed canary runs in a row and on a jump in the share of 401s, judged minute by minute', () => {
+    const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm'));
+    const named = (id: string) => alarms.find((alarm) => alarm.Properties.AlarmName === `StoreOrders-${stage}-${id}`)!.Properties;
+    const topic = { Ref: logicalId(s, s.monitoring.alarmTopic) };
+    expect(named('CanaryFailed')).toMatchObject({
+      Namespace: 'CloudWatchSynthetics',
+      MetricName: 'SuccessPercent',
+      Dimensions: [{ Name: 'CanaryName', Value: `store-orders-${stage}` }],
+      Period: 60,
+      ComparisonOperator: 'LessThanThreshold',
+      Threshold: 100,
+      EvaluationPeriods: 2,
+      DatapointsToAlarm: 2,
+      AlarmActions: [topic],
+    });
+    const share = named('RefusedShare');
+    expect(share).toMatchObject({
+      Threshold: config.alarms.refusedShare.percent,
+      EvaluationPeriods: 2,
+      DatapointsToAlarm: 2,
+      AlarmActions: [topic],
+    });
+    const expression = share.Metrics.find((metric: { Expression?: string }) => metric.Expression !== undefined);
+    expect(expression.Expression).toBe(`IF(requests >= ${config.alarms.refusedShare.minRequests}, 100 * FILL(refused, 0) / requests, 0)`);
+    for (const metric of share.Metrics.filter((m: { MetricStat?: unknown }) => m.MetricStat !== undefined))
+      expect(metric.MetricStat.Period).toBe(60);
+  });
+
+  it("leaves the canary's own deliberate wrong key (one of its five requests a minute) under the 401 alarm", () => {
+    expect((100 * 1) / 5).toBeLessThan(config.alarms.refusedShare.percent);
+  });
+});
+
+describe('the first deploy of the release checks to a stage', () => {
+  it('leaves the hook off every alias only when asked with -c skipPreTrafficHook=true', () => {
+    const t = synthApp({ context: { skipPreTrafficHook: 'true' } }).template('production');
+    const aliases = Object.values(t.findResources('AWS::Lambda::Alias'));
+    expect(aliases).toHaveLength(3);
+    for (const alias of aliases) expect(alias.UpdatePolicy.CodeDeployLambdaAliasUpdate.BeforeAllowTrafficHook).toBeUndefined();
+  });
+});
