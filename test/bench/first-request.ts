@@ -5,7 +5,7 @@
  * pays everything a first request pays: the authorizer's first key lookup, the function's first
  * DynamoDB connection, and code running for the first time. `npm start` loads the handler
  * modules before it listens (as a Lambda's init phase does): module loading is not in these
- * figures; `test/bench/cold-start.ts` measures it. Run: `node test/bench/first-request.ts`.
+ * figures; `test/bench/cold-start.ts` measures it. Run: `npx node test/bench/first-request.ts`.
  */
 import { request } from 'node:http';
 import { loadavg } from 'node:os';
