@@ -2,13 +2,13 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { bearerToken, findActiveKey, methodAndPathOf, wholeApiArn } from '../shared/api-keys.ts';
-import { functionEnvSchema, readConfig } from '../shared/config.ts';
+import { functionEnv, readConfig } from '../shared/config.ts';
 import { callDeadline, createDocumentClient } from '../shared/dynamo.ts';
 import { logger, metricNames, metrics, metricsMiddleware } from '../shared/observability.ts';
 import { operationAt } from '../shared/routes.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
-const config = readConfig(functionEnvSchema.pick({ API_KEYS_TABLE: true, DYNAMODB_ENDPOINT: true }));
+const config = readConfig(functionEnv({ API_KEYS_TABLE: true, DYNAMODB_ENDPOINT: true }));
 const apiKeys = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.API_KEYS_TABLE };
 
 /** The refusal API Gateway answers with 401; anything else the function throws becomes a 500 AUTHORIZER_FAILURE. */

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { functionEnvSchema, readConfig } from '../shared/config.ts';
+import { functionEnv, readConfig } from '../shared/config.ts';
 import { callDeadline, createDocumentClient } from '../shared/dynamo.ts';
 import { apiError, notCancellableMessage } from '../shared/errors.ts';
 import { httpMiddleware } from '../shared/http.ts';
@@ -10,7 +10,7 @@ import { cancelOrder } from '../shared/orders-repository.ts';
 import { routeOf } from '../shared/routes.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
-const config = readConfig(functionEnvSchema.pick({ ORDERS_TABLE: true, DYNAMODB_ENDPOINT: true }));
+const config = readConfig(functionEnv({ ORDERS_TABLE: true, DYNAMODB_ENDPOINT: true }));
 const orders = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.ORDERS_TABLE };
 
 /** DELETE /v1/store/orders/{orderId}: 204 once the order is cancelled (again 204 on a repeat). */

@@ -3,7 +3,7 @@ import { createGzip } from 'node:zlib';
 import middy from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { functionEnvSchema, readConfig } from '../shared/config.ts';
+import { functionEnv, readConfig } from '../shared/config.ts';
 import { callDeadline, type Deadline, createDocumentClient } from '../shared/dynamo.ts';
 import { apiError, listTooLargeMessage } from '../shared/errors.ts';
 import { acceptsGzip, header, httpMiddleware } from '../shared/http.ts';
@@ -15,7 +15,7 @@ import type { Order } from '../shared/schemas.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(
-  functionEnvSchema.pick({
+  functionEnv({
     ORDERS_TABLE: true,
     SCAN_SEGMENTS: true,
     SCAN_PAGE_SIZE: true,

@@ -5,7 +5,7 @@ import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { addStageLogGroup } from './log-groups.ts';
@@ -13,6 +13,26 @@ import { type FunctionName, functionEnvironment, functionSettings, type TableNam
 import type { StageConfig } from './stage-config.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '..');
+
+/** How every function is bundled (test/bench/cold-start.ts bundles its floor with the same). */
+export const functionBundling: BundlingOptions = {
+  format: OutputFormat.ESM,
+  target: 'node24',
+  minify: true,
+  sourceMap: true,
+  // Stack traces need the mappings, not a copy of the sources.
+  sourcesContent: false,
+  // Bundle the SDK too: the version is the one tested, not whatever the runtime ships.
+  externalModules: [],
+  mainFields: ['module', 'main'],
+  // Some CommonJS dependencies call require(); an ESM bundle has none unless it is made.
+  banner:
+    "import { createRequire as storeOrdersCreateRequire } from 'node:module'; const require = storeOrdersCreateRequire(import.meta.url);",
+  forceDockerBundling: false,
+};
+
+/** The bundle's own setting (readable stack traces); the rest of the environment is what the local run gets too. */
+export const functionNodeOptions = '--enable-source-maps';
 
 export type StoreFunctionProps = {
   readonly config: StageConfig;
@@ -79,23 +99,8 @@ export class StoreFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       tracing: lambda.Tracing.ACTIVE,
-      // The bundle's own setting (readable stack traces); the rest is what the local run gets too.
-      environment: { ...functionEnvironment(name, config, props.tables), NODE_OPTIONS: '--enable-source-maps' },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node24',
-        minify: true,
-        sourceMap: true,
-        // Stack traces need the mappings, not a copy of the sources.
-        sourcesContent: false,
-        // Bundle the SDK too: the version is the one tested, not whatever the runtime ships.
-        externalModules: [],
-        mainFields: ['module', 'main'],
-        // Some CommonJS dependencies call require(); an ESM bundle has none unless it is made.
-        banner:
-          "import { createRequire as storeOrdersCreateRequire } from 'node:module'; const require = storeOrdersCreateRequire(import.meta.url);",
-        forceDockerBundling: false,
-      },
+      environment: { ...functionEnvironment(name, config, props.tables), NODE_OPTIONS: functionNodeOptions },
+      bundling: functionBundling,
     });
 
     this.alias = new lambda.Alias(this, 'LiveAlias', { aliasName: 'live', version: this.function.currentVersion });

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from './zod.ts';
 import { callDeadline, type Deadline, type TableRef, toServiceError } from './dynamo.ts';
 
 /** RFC 6750 b64token: the characters a bearer token may hold. */
@@ -54,15 +54,15 @@ export const generateUsageKey = (): string => randomBytes(32).toString('hex');
 export const usageKeyPattern = /^[0-9a-f]{64}$/;
 
 export const apiKeyItemSchema = z.object({
-  keyHash: z.string().regex(/^[0-9a-f]{64}$/),
+  keyHash: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
   keyId: z.string(),
   name: z.string(),
   createdAt: z.string(),
-  revokedAt: z.string().optional(),
+  revokedAt: z.optional(z.string()),
   /** The limit tier (infra/stage-config.ts); absent on keys issued before tiers: the stage's default tier. */
-  tier: z.string().optional(),
+  tier: z.optional(z.string()),
   /** The usage identifier (see generateUsageKey); absent on keys issued before usage plans. */
-  usageKey: z.string().regex(usageKeyPattern).optional(),
+  usageKey: z.optional(z.string().check(z.regex(usageKeyPattern))),
 });
 export type ApiKeyItem = z.infer<typeof apiKeyItemSchema>;
 

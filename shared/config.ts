@@ -1,7 +1,7 @@
-import { z } from 'zod';
+import * as z from './zod.ts';
 
 /** DynamoDB's own rule for table names. */
-export const tableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be 3-255 characters of A-Z a-z 0-9 _ . -');
+export const tableName = z.string().check(z.regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be 3-255 characters of A-Z a-z 0-9 _ . -'));
 
 /**
  * A whole number from `min` to `max`, written as plain digits: `1e3`, `0x10` or `4.0` are
@@ -9,11 +9,10 @@ export const tableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be 3-
  */
 export const integerSetting = (min: number, max: number) => {
   const message = `must be a whole number from ${min} to ${max}`;
-  return z
-    .string()
-    .regex(/^\d{1,9}$/, message)
-    .transform(Number)
-    .pipe(z.number().min(min, message).max(max, message));
+  return z.pipe(
+    z.pipe(z.string().check(z.regex(/^\d{1,9}$/, message)), z.transform(Number)),
+    z.number().check(z.gte(min, message), z.lte(max, message)),
+  );
 };
 
 /** Every environment variable a function reads. Each function picks the ones it needs. */
@@ -21,12 +20,12 @@ export const functionEnvSchema = z.object({
   ORDERS_TABLE: tableName,
   API_KEYS_TABLE: tableName,
   /** Parallel Scan segments for listOrders: more is faster on large tables, each costs a connection. */
-  SCAN_SEGMENTS: integerSetting(1, 64).default(4),
+  SCAN_SEGMENTS: z._default(integerSetting(1, 64), 4),
   /**
    * Items per Scan request of listOrders (every page is still read). Smaller pages bound the
    * list's memory and bring the first byte sooner; DynamoDB's own limit is 1 MB a page.
    */
-  SCAN_PAGE_SIZE: integerSetting(1, 100_000).default(1000),
+  SCAN_PAGE_SIZE: z._default(integerSetting(1, 100_000), 1000),
   /**
    * The most orders one list answer may carry, uncompressed and gzip-compressed: a streamed
    * Lambda response is capped (200 MB), so a larger store is refused before the first byte.
@@ -34,14 +33,20 @@ export const functionEnvSchema = z.object({
   LIST_MAX_ORDERS: integerSetting(1, 999_999_999),
   LIST_MAX_ORDERS_GZIP: integerSetting(1, 999_999_999),
   /** Only set for local runs (DynamoDB Local); on Lambda the SDK finds DynamoDB itself. */
-  DYNAMODB_ENDPOINT: z.url().optional(),
+  DYNAMODB_ENDPOINT: z.optional(z.url()),
 });
+
+/** The variables one function reads, from functionEnvSchema: `functionEnv({ ORDERS_TABLE: true })`. */
+export const functionEnv = <const Mask extends { [K in FunctionVariable]?: true }>(
+  mask: Mask & Record<Exclude<keyof Mask, FunctionVariable>, never>,
+) => z.pick(functionEnvSchema, mask);
+type FunctionVariable = keyof typeof functionEnvSchema.shape;
 
 /**
  * Reads and validates configuration once (call it at module scope, i.e. at cold start).
  * A missing or bad variable fails the cold start with a message that names it.
  */
-export const readConfig = <Schema extends z.ZodType>(schema: Schema, env: NodeJS.ProcessEnv = process.env): z.output<Schema> => {
+export const readConfig = <Schema extends z.ZodMiniType>(schema: Schema, env: NodeJS.ProcessEnv = process.env): z.output<Schema> => {
   const result = schema.safeParse(env);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`);

@@ -9,10 +9,12 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
-import { z } from 'zod';
+import * as z from 'zod';
+import type * as core from 'zod/v4/core';
 import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from './errors.ts';
 import { apiVersion, deprecationHeaders, type Operation, type Route, routes } from './routes.ts';
-import { errorRecordSchema, INT32_MAX, INT32_MIN, int64Text, orderSchema } from './schemas.ts';
+import * as shipped from './schemas.ts';
+import { INT32_MAX, INT32_MIN } from './schemas.ts';
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
 type HeaderObject = { description: string; required?: boolean; schema: Record<string, unknown> };
@@ -26,6 +28,35 @@ const repoRoot = resolve(import.meta.dirname, '..');
 export const documentVersion = z
   .object({ version: z.string().regex(/^\d+\.\d+\.\d+(-[\w.]+)?$/, 'must be a semantic version') })
   .parse(JSON.parse(readFileSync(resolve(repoRoot, 'package.json'), 'utf8'))).version;
+
+/** A zod/mini object schema rebuilt by fullZod: full zod's methods, the same fields. */
+type FullObject<Shape> = z.ZodObject<{ [K in keyof Shape]: z.ZodType<core.output<Shape[K]>, core.input<Shape[K]>> }>;
+
+/**
+ * The schemas the functions use are zod/mini (shared/schemas.ts: a small bundle, a quick cold
+ * start); zod-to-openapi reads full zod's methods and getters (`meta()`, `minLength`, `format`).
+ * This rebuilds a zod/mini schema as the full zod class of the same name from the same
+ * definition (ZodMiniString → ZodString, same checks and bounds), so the document is still
+ * generated from the very schemas the code validates with.
+ */
+export function fullZod<Shape extends core.$ZodShape>(schema: core.$ZodObject<Shape>): FullObject<Shape>;
+export function fullZod<T extends core.$ZodType>(schema: T): z.ZodType<core.output<T>, core.input<T>>;
+export function fullZod(schema: core.$ZodType): z.ZodType {
+  const { constr } = schema._zod;
+  const def = schema._zod.def as unknown as Record<string, unknown>;
+  const Full = (z as unknown as Record<string, new (def: object) => z.ZodType>)[constr.name.replace(/^ZodMini/, 'Zod')];
+  if (Full === undefined) throw new Error(`fullZod: no full zod class for ${constr.name}`);
+  const rebuilt = { ...def };
+  for (const key of ['innerType', 'in', 'out', 'element'] as const)
+    if (def[key] !== undefined) rebuilt[key] = fullZod(def[key] as core.$ZodType);
+  if (def.shape !== undefined)
+    rebuilt.shape = Object.fromEntries(Object.entries(def.shape as core.$ZodShape).map(([name, field]) => [name, fullZod(field)]));
+  return new Full(rebuilt);
+}
+
+const orderSchema = fullZod(shipped.orderSchema);
+const errorRecordSchema = fullZod(shipped.errorRecordSchema);
+const int64Text = fullZod(shipped.int64Text);
 
 /**
  * The wire form of an int64. Internally it stays exact decimal text (zod validates it as

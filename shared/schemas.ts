@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from './zod.ts';
 
 /** int64 bounds, as decimal text: the only safe way to hold them in JavaScript. */
 export const INT64_MIN = -(2n ** 63n);
@@ -15,10 +15,10 @@ export const inInt32Range = (value: bigint) => value >= INT32_MIN && value <= IN
 /** An integer written in base 10 with every digit kept (ids never pass through `number`). */
 /** A JSON-style integer literal: optional minus, no leading zeros. */
 export const integerPattern = /^-?(0|[1-9][0-9]*)$/;
-export const integerText = z.string().regex(integerPattern, 'expected a base-10 integer');
+export const integerText = z.string().check(z.regex(integerPattern, 'expected a base-10 integer'));
 // zod runs every check even after the regex failed: BigInt must only see integer text.
 const integerTextIn = (inRange: (value: bigint) => boolean, message: string) =>
-  integerText.refine((text) => !integerPattern.test(text) || (text.length <= 20 && inRange(BigInt(text))), message);
+  integerText.check(z.refine((text) => !integerPattern.test(text) || (text.length <= 20 && inRange(BigInt(text))), message));
 export const int64Text = integerTextIn(inInt64Range, 'outside the int64 range');
 export const int32Text = integerTextIn(inInt32Range, 'outside the int32 range');
 
@@ -43,11 +43,11 @@ export const stringBounds = {
  */
 export const orderSchema = z.object({
   id: int64Text,
-  petId: int64Text.optional(),
-  quantity: int32Text.optional(),
-  shipDate: z.iso.datetime({ offset: true }).max(stringBounds.shipDate).optional(),
-  complete: z.boolean().optional(),
-  status: z.string().min(1).max(stringBounds.orderStatus).optional(),
+  petId: z.optional(int64Text),
+  quantity: z.optional(int32Text),
+  shipDate: z.optional(z.iso.datetime({ offset: true }).check(z.maxLength(stringBounds.shipDate))),
+  complete: z.optional(z.boolean()),
+  status: z.optional(z.string().check(z.minLength(1), z.maxLength(stringBounds.orderStatus))),
 });
 export type Order = z.infer<typeof orderSchema>;
 
@@ -56,13 +56,10 @@ export const orderStatus = { pending: 'pending', shipped: 'shipped', cancelled: 
 
 /** The Error record of the specification: every field required. */
 export const errorRecordSchema = z.object({
-  code: z
-    .string()
-    .max(stringBounds.errorCode)
-    .regex(/^[a-z][a-z0-9_]*$/),
-  message: z.string().min(1).max(stringBounds.errorMessage),
+  code: z.string().check(z.maxLength(stringBounds.errorCode), z.regex(/^[a-z][a-z0-9_]*$/)),
+  message: z.string().check(z.minLength(1), z.maxLength(stringBounds.errorMessage)),
   // RFC 9110 §15: a status code outside 100..599 is invalid.
-  status: z.int().min(100).max(599),
+  status: z.int().check(z.gte(100), z.lte(599)),
 });
 export type ErrorRecord = z.infer<typeof errorRecordSchema>;
 
@@ -70,14 +67,14 @@ export type ErrorRecord = z.infer<typeof errorRecordSchema>;
  * A stored item, read with lib-dynamodb's `wrapNumbers: true`: numbers arrive as
  * NumberValue objects whose `value` is the exact text DynamoDB holds.
  */
-const storedNumber = z.preprocess(
-  (value) => (typeof value === 'object' && value !== null && 'value' in value ? String(value.value) : value),
+const storedNumber = z.pipe(
+  z.transform((value) => (typeof value === 'object' && value !== null && 'value' in value ? String(value.value) : value)),
   z.string({ error: 'expected a number' }),
 );
 export const storedOrderSchema = z.object({
-  id: storedNumber.pipe(int64Text),
-  petId: storedNumber.pipe(int64Text).optional(),
-  quantity: storedNumber.pipe(int32Text).optional(),
+  id: z.pipe(storedNumber, int64Text),
+  petId: z.optional(z.pipe(storedNumber, int64Text)),
+  quantity: z.optional(z.pipe(storedNumber, int32Text)),
   shipDate: orderSchema.shape.shipDate,
   complete: orderSchema.shape.complete,
   status: orderSchema.shape.status,
@@ -87,22 +84,20 @@ export const storedOrderSchema = z.object({
  * One entry of a SEED_FILE. The file is parsed with integers kept as bigint (see
  * infra/local/seed.ts), so a quoted id is a type error, not silently accepted.
  */
-const seedInt64 = z.bigint({ error: 'expected an integer' }).refine(inInt64Range, 'outside the int64 range');
-export const seedOrderSchema = z
-  .strictObject({
+const seedInt64 = z.bigint({ error: 'expected an integer' }).check(z.refine(inInt64Range, 'outside the int64 range'));
+export const seedOrderSchema = z.pipe(
+  z.strictObject({
     id: seedInt64,
-    petId: seedInt64.optional(),
-    quantity: z.bigint({ error: 'expected an integer' }).refine(inInt32Range, 'outside the int32 range').optional(),
+    petId: z.optional(seedInt64),
+    quantity: z.optional(z.bigint({ error: 'expected an integer' }).check(z.refine(inInt32Range, 'outside the int32 range'))),
     shipDate: orderSchema.shape.shipDate,
     complete: orderSchema.shape.complete,
     status: orderSchema.shape.status,
-  })
-  .transform((entry): Order => {
-    const { id, petId, quantity, ...rest } = entry;
-    return {
-      id: id.toString(),
-      ...(petId === undefined ? {} : { petId: petId.toString() }),
-      ...(quantity === undefined ? {} : { quantity: quantity.toString() }),
-      ...rest,
-    };
-  });
+  }),
+  z.transform(({ id, petId, quantity, ...rest }): Order => ({
+    id: id.toString(),
+    ...(petId === undefined ? {} : { petId: petId.toString() }),
+    ...(quantity === undefined ? {} : { quantity: quantity.toString() }),
+    ...rest,
+  })),
+);

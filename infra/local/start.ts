@@ -39,15 +39,15 @@ export const localEnvSchema = z.object({
   SEED_FILE: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).optional(),
   DYNAMODB_ENDPOINT: z.url({ error: 'must be a URL such as http://127.0.0.1:8000' }).optional(),
-  ORDERS_TABLE: tableName.default(localStage.ordersTableName),
-  API_KEYS_TABLE: tableName.default(localStage.apiKeysTableName),
+  ORDERS_TABLE: z._default(tableName, localStage.ordersTableName),
+  API_KEYS_TABLE: z._default(tableName, localStage.apiKeysTableName),
   // Read by local-state.ts; listed here so the environment contract is in one place.
   LOCAL_STATE_FILE: z.string().min(1).optional(),
   // API Gateway's own bounds for an authorizer's result TTL.
-  AUTHORIZER_CACHE_TTL_SECONDS: integerSetting(0, 3600).default(localStage.authorizerCacheTtlSeconds),
+  AUTHORIZER_CACHE_TTL_SECONDS: z._default(integerSetting(0, 3600), localStage.authorizerCacheTtlSeconds),
   // The list function's settings (the local stage's segments unless set); checked here so a
   // bad value stops the start before anything runs, not when the function is loaded.
-  SCAN_SEGMENTS: functionEnvSchema.shape.SCAN_SEGMENTS.unwrap().default(localStage.scanSegments),
+  SCAN_SEGMENTS: z._default(functionEnvSchema.shape.SCAN_SEGMENTS.def.innerType, localStage.scanSegments),
   SCAN_PAGE_SIZE: functionEnvSchema.shape.SCAN_PAGE_SIZE,
 });
 
