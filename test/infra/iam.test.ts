@@ -208,6 +208,18 @@ const logKeyCalls = (template: CfnTemplate, resolve: (value: unknown) => unknown
       ]);
     });
 
+/** A service assumes a role of the template: its trust policy decides. */
+const serviceAssumesRole = (service: string, template: CfnTemplate, roleId: string, resolve: (value: unknown) => unknown): Expectation => ({
+  what: `${service} → sts:AssumeRole ${roleId}`,
+  call: {
+    principal: service,
+    action: 'sts:AssumeRole',
+    resource: String(resolve({ 'Fn::GetAtt': [roleId, 'Arn'] })),
+    resourcePolicy: roleTrustPolicy(template, roleId, resolve),
+  },
+  expected: 'Allowed',
+});
+
 /** CodeDeploy: assume its role; read and move each alias it deploys; read its alarms; invoke its hooks; nothing else on the functions. */
 const codeDeployCalls = (template: CfnTemplate, resolve: (value: unknown) => unknown): Expectation[] =>
   resourcesOfType(template, 'AWS::CodeDeploy::DeploymentGroup').flatMap(([groupId, group]) => {
@@ -224,16 +236,7 @@ const codeDeployCalls = (template: CfnTemplate, resolve: (value: unknown) => unk
       arnIn('cloudwatch', evaluationAccount, `alarm:${String(resolve(alarm.Name))}`),
     );
     return [
-      {
-        what: `codedeploy.amazonaws.com → sts:AssumeRole ${roleId}`,
-        call: {
-          principal: 'codedeploy.amazonaws.com',
-          action: 'sts:AssumeRole',
-          resource: roleArn,
-          resourcePolicy: roleTrustPolicy(template, roleId, resolve),
-        },
-        expected: 'Allowed' as const,
-      },
+      serviceAssumesRole('codedeploy.amazonaws.com', template, roleId, resolve),
       ...aliases.flatMap(([aliasId, alias]) => {
         const aliasArn = String(resolve({ Ref: aliasId }));
         const update = alias.UpdatePolicy?.CodeDeployLambdaAliasUpdate as Record<string, unknown>;
@@ -274,16 +277,7 @@ const apiGatewayAccountCalls = (executionLogGroups: string[]): Expectation[] => 
     const roleArn = String(resolve(account.Properties?.CloudWatchRoleArn));
     const identityPolicies = roleIdentityPolicies(accountTemplate, roleId, resolve);
     return [
-      {
-        what: `apigateway.amazonaws.com → sts:AssumeRole ${roleId}`,
-        call: {
-          principal: 'apigateway.amazonaws.com',
-          action: 'sts:AssumeRole',
-          resource: roleArn,
-          resourcePolicy: roleTrustPolicy(accountTemplate, roleId, resolve),
-        },
-        expected: 'Allowed' as const,
-      },
+      serviceAssumesRole('apigateway.amazonaws.com', accountTemplate, roleId, resolve),
       ...executionLogGroups.flatMap((group) =>
         ['logs:CreateLogStream', 'logs:PutLogEvents'].map((action) => ({
           what: `API Gateway's logging role → ${action} on ${group}`,
