@@ -57,8 +57,9 @@ describe('npx cdk synth', () => {
         environment: expect.stringMatching(/^aws:\/\/unknown-account\//),
       });
       const stackTemplate = JSON.parse(readFileSync(join(outdir, `${config.stackName}.template.json`), 'utf8'));
+      // The three functions of the service and the pre-traffic hook.
       expect(Object.values(stackTemplate.Resources).filter((r) => (r as { Type: string }).Type === 'AWS::Lambda::Function')).toHaveLength(
-        3,
+        4,
       );
     }
     expect(existsSync(join(outdir, 'validation-report.json'))).toBe(true);
