@@ -10,8 +10,10 @@
  * The canary key lives in Secrets Manager (`npm run keys -- canary`); the stack names the secret
  * and grants read access to it, and never holds its value.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Arn, ArnFormat, Duration, RemovalPolicy, Stack, Stage, Token, Validations } from 'aws-cdk-lib';
+import { Arn, ArnFormat, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -148,6 +150,18 @@ export const bundleCanaryScript = (outputDir: string): string => {
  */
 export const canaryRuntime = new synthetics.Runtime('syn-nodejs-4.1', synthetics.RuntimeFamily.NODEJS);
 
+let canaryScriptDir: string | undefined;
+
+/** The canary's script, bundled into a temporary folder once per process (both stages and every test synth share it). */
+const builtCanaryScript = (): string => {
+  if (canaryScriptDir === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'store-orders-canary-script-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    canaryScriptDir = bundleCanaryScript(dir);
+  }
+  return canaryScriptDir;
+};
+
 export type SyntheticClientProps = {
   readonly config: StageConfig;
   /** The stage's public base URL (…/v1). */
@@ -177,9 +191,9 @@ export class SyntheticClient extends Construct {
       runtime: canaryRuntime,
       test: synthetics.Test.custom({
         handler: 'canary.handler',
-        // Built at synth into the assembly's folder, then staged as an ordinary asset. (An asset with
-        // `bundling` breaks Synthetics' own check of the layout when a synth skips bundling.)
-        code: synthetics.Code.fromAsset(bundleCanaryScript(join(Stage.of(this)!.outdir, 'canary-script'))),
+        // Built once per synth process, then staged as an ordinary asset. (An asset with `bundling`
+        // breaks Synthetics' own check of the layout when a synth skips bundling.)
+        code: synthetics.Code.fromAsset(builtCanaryScript()),
       }),
       schedule: synthetics.Schedule.rate(Duration.minutes(1)),
       timeout: Duration.seconds(55),

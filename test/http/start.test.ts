@@ -107,7 +107,7 @@ describe('npm start', () => {
       'an unknown STORE_API_KEY_TIER',
       { STORE_API_KEY_TIER: 'gold' },
       undefined,
-      /STORE_API_KEY_TIER must be one of standard, high, unlimited/,
+      /STORE_API_KEY_TIER must be one of standard, high, canary, unlimited/,
     ],
     ['a DYNAMODB_ENDPOINT that is not a URL', { DYNAMODB_ENDPOINT: 'localhost' }, undefined, /DYNAMODB_ENDPOINT must be a URL/],
     ['a table name DynamoDB would refuse', { ORDERS_TABLE: 'a' }, undefined, /ORDERS_TABLE must be 3-255 characters/],

@@ -16,8 +16,9 @@ describe.each(stageNames)('the %s functions', (stage) => {
   const ordersTable = logicalId(s, s.ordersTable);
   const apiKeysTable = logicalId(s, s.apiKeysTable);
 
-  it('are three: one per route and the authorizer', () => {
-    t.resourceCountIs('AWS::Lambda::Function', 3);
+  it('are three: one per route and the authorizer (and, beside them, the pre-traffic hook)', () => {
+    t.resourceCountIs('AWS::Lambda::Function', 4);
+    expect(t.toJSON().Resources[logicalId(s, s.preTrafficHook.function)].Type).toBe('AWS::Lambda::Function');
   });
 
   it.each(ids)('%s runs Node.js 24 on arm64 with X-Ray tracing, source maps and Powertools settings', (id) => {

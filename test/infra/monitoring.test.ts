@@ -27,6 +27,8 @@ const alarmIds = [
   'OrdersTableSystemErrors',
   'ApiKeysTableThrottles',
   'ApiKeysTableSystemErrors',
+  'CanaryFailed',
+  'RefusedShare',
 ];
 
 describe.each(stageNames)('the %s monitoring', (stage) => {

@@ -90,8 +90,9 @@ describe('npx cdk synth', () => {
     expectEnvironmentAgnostic(assembly, ['us-east-1']);
     for (const config of Object.values(stages)) {
       const stackTemplate = JSON.parse(assembly.templates[config.stackName]!);
+      // The three functions of the service and the pre-traffic hook.
       expect(Object.values(stackTemplate.Resources).filter((r) => (r as { Type: string }).Type === 'AWS::Lambda::Function')).toHaveLength(
-        3,
+        4,
       );
     }
     expect(existsSync(join(outdir, 'validation-report.json'))).toBe(true);

@@ -64,9 +64,9 @@ describe('npm run keys on a deployed stage keeps the keys table and API Gateway 
   it('refuses a tier the stage does not define, naming the tiers', async () => {
     const { keys } = await staging();
     await expect(keys('create', '--name', 'x', '--tier', 'unlimited')).rejects.toThrow(
-      '--tier must be one of standard, high (staging); got "unlimited"',
+      '--tier must be one of standard, high, canary (staging); got "unlimited"',
     );
-    await expect(keys('move', 'key_0000000000000000')).rejects.toThrow('move needs --tier <tier> (one of standard, high)');
+    await expect(keys('move', 'key_0000000000000000')).rejects.toThrow('move needs --tier <tier> (one of standard, high, canary)');
   });
 
   it('reports a create that failed between API Gateway and the table, issues no key, and says to revoke the left-over API key before creating again', async () => {
