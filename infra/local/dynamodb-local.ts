@@ -1,9 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 
 export type DynamoDbLocal = {
   readonly endpoint: string;
@@ -64,6 +66,37 @@ const dynamoDbLocalOptions = (port: number, dataDir: string | undefined) => [
   '-disableTelemetry',
 ];
 
+const launcherSource = join(import.meta.dirname, 'LoopbackDynamoDbLocal.java');
+
+/**
+ * LoopbackDynamoDbLocal compiled against this DynamoDB Local release, once per machine, into
+ * node_modules/.cache (Java's source launcher would compile it at every start: 15 s more on a
+ * busy 2-core machine). The compiler is the JDK module every Java 17 runtime image here has
+ * (`java -m jdk.compiler/…`), so a JRE without `javac` on the PATH does too.
+ */
+const compiledLauncher = async (release: string): Promise<string> => {
+  const version = createHash('sha256').update(readFileSync(launcherSource)).update(release).digest('hex').slice(0, 16);
+  const dir = join(import.meta.dirname, '../../node_modules/.cache/loopback-dynamodb-local', version);
+  if (existsSync(join(dir, 'LoopbackDynamoDbLocal.class'))) return dir;
+  const building = `${dir}.${process.pid}.tmp`;
+  await mkdir(building, { recursive: true });
+  const compiler = spawn(
+    'java',
+    ['-m', 'jdk.compiler/com.sun.tools.javac.Main', '-cp', join(release, 'DynamoDBLocal.jar'), '-d', building, launcherSource],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let errors = '';
+  compiler.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+  const [code] = (await once(compiler, 'exit')) as [number | null];
+  if (code !== 0)
+    throw new Error(`Could not compile ${launcherSource} (a Java 17 runtime with the jdk.compiler module is needed):\n${errors}`);
+  // Another start may have finished the same build first: either copy will do.
+  await rename(building, dir).catch(() => rm(building, { recursive: true, force: true }));
+  return dir;
+};
+
 /** How long DynamoDB Local may take to start before it is taken for hung (seconds on an idle machine). */
 const startBoundMs = 120_000;
 
@@ -78,7 +111,7 @@ export const startDynamoDbLocal = async (options: { dataDir?: string; port?: num
   checkJava();
   const port = await freePort(options.port ?? 0);
   const release = dynamoDbLocalJar();
-  const launcher = join(import.meta.dirname, 'LoopbackDynamoDbLocal.java');
+  const classes = await compiledLauncher(release);
   // Detached: in a process group of its own, so Ctrl-C reaches only the service, which drains its
   // requests (they still need the database) before it stops DynamoDB Local itself.
   const child = spawn(
@@ -86,8 +119,8 @@ export const startDynamoDbLocal = async (options: { dataDir?: string; port?: num
     [
       `-Djava.library.path=${join(release, 'DynamoDBLocal_lib')}`,
       '-cp',
-      join(release, 'DynamoDBLocal.jar'),
-      launcher,
+      [join(release, 'DynamoDBLocal.jar'), classes].join(delimiter),
+      'LoopbackDynamoDbLocal',
       ...dynamoDbLocalOptions(port, options.dataDir),
     ],
     { cwd: release, stdio: ['ignore', 'pipe', 'pipe'], detached: true },

@@ -5,7 +5,7 @@ import type { Route } from '../../shared/routes.ts';
 
 // The local gateway's authorizer cache, with an authorizer whose policy the test chooses.
 
-const route = (method: string): Route => ({
+const route = (method: Route['method']): Route => ({
   operation: `test${method}`,
   method,
   path: '/test/item',
