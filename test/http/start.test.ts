@@ -369,7 +369,7 @@ describe('stopping npm start (SIGTERM, SIGINT)', () => {
   // Two starts of DynamoDB Local, a few seconds each on a busy machine: a longer test timeout.
   it(
     'SIGTERM to the npm process stops everything (exit 0, no Java, ports free), and the next npm start on the same port works',
-    { timeout: 90_000 },
+    { timeout: 300_000 },
     async () => {
       const port = String(await freePort());
       const first = await startServiceProcess('npm', { PORT: port, STORE_API_KEY: stopKey });
@@ -390,7 +390,7 @@ describe('stopping npm start (SIGTERM, SIGINT)', () => {
 
   it(
     'SIGTERM to the node process lets a cancel in flight finish with its answer before DynamoDB Local stops',
-    { timeout: 60_000 },
+    { timeout: 240_000 },
     async () => {
       const service = await startServiceProcess('node', { STORE_API_KEY: stopKey });
       expect(service.url, service.output()).toBeDefined();
