@@ -6,6 +6,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { delimiter, dirname, join } from 'node:path';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 
 export type DynamoDbLocal = {
   readonly endpoint: string;
@@ -97,6 +98,25 @@ const compiledLauncher = async (release: string): Promise<string> => {
   return dir;
 };
 
+/**
+ * Waits for DynamoDB Local's first answer, with no deadline but the start's own: a fresh JVM's
+ * first request (class loading, JIT) can take seconds on a busy machine, and the service's 2 s
+ * per-attempt deadline must not be what pays for it.
+ */
+const firstAnswer = async (endpoint: string) => {
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    requestHandler: { requestTimeout: startBoundMs },
+  });
+  try {
+    await client.send(new ListTablesCommand({}));
+  } finally {
+    client.destroy();
+  }
+};
+
 /** How long DynamoDB Local may take to start before it is taken for hung (seconds on an idle machine). */
 const startBoundMs = 120_000;
 
@@ -157,6 +177,7 @@ export const startDynamoDbLocal = async (options: { dataDir?: string; port?: num
     if (outcome === 'exited') throw new Error(`DynamoDB Local exited with code ${child.exitCode}:\n${output.trim()}`);
     if (outcome === 'hung')
       throw new Error(`DynamoDB Local did not start on ${endpoint} within ${startBoundMs / 1000} s:\n${output.trim()}`);
+    await firstAnswer(endpoint);
   } catch (error) {
     await stop();
     throw error;
