@@ -1,37 +1,26 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Gateway, type LambdaHandler, startGateway } from '../../infra/local/gateway.ts';
-import type { Route } from '../../shared/routes.ts';
+import { type Gateway, startGateway } from '../../infra/local/gateway.ts';
+import { noContent, testFunction, testRoute } from '../gateway-doubles.ts';
 
 // The local gateway's authorizer cache, with an authorizer whose policy the test chooses.
 
-const route = (method: Route['method']): Route => ({
-  operation: `test${method}`,
-  method,
-  path: '/test/item',
-  handlerFile: 'test-only',
-  streaming: false,
-  summary: 'test-only',
-  stability: 'experimental',
-});
-const read = route('GET');
-const remove = route('DELETE');
+const read = testRoute('testGet', 'GET', '/test/item');
+const remove = testRoute('testDelete', 'DELETE', '/test/item');
 
 describe('the local authorizer cache, as API Gateway caches a TOKEN authorizer result', () => {
   let gateway: Gateway;
   let authorizerCalls = 0;
   beforeAll(async () => {
-    const fn = <Handler>(name: string, handler: Handler) => ({ name, handler, memorySize: 128, timeoutSeconds: 30 });
-    const answer = (async () => ({ statusCode: 204 })) as LambdaHandler;
     gateway = await startGateway({
       port: 0,
       routes: [read, remove],
       functions: new Map([
-        [read, fn('read', answer)],
-        [remove, fn('remove', answer)],
+        [read, testFunction('read', noContent)],
+        [remove, testFunction('remove', noContent)],
       ]),
       // Allows only the GET of the request it was asked about (as the method ARN says), for 300 s.
-      authorizer: fn('authorizer', async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+      authorizer: testFunction('authorizer', async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
         authorizerCalls++;
         return {
           principalId: 'test',

@@ -5,7 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClientBounds, type Gateway, type LambdaHandler, startGateway } from '../../infra/local/gateway.ts';
-import { type Route, routes } from '../../shared/routes.ts';
+import { routes } from '../../shared/routes.ts';
+import { allowEverything, noContent, testFunction, testRoute } from '../gateway-doubles.ts';
 import { type ServiceProcess, startServiceProcess, stopServiceProcess, uniqueTables } from '../service-process.ts';
 import { dynamoDbEndpoint } from '../support.ts';
 
@@ -15,15 +16,7 @@ import { dynamoDbEndpoint } from '../support.ts';
 const key = 'hostile-clients-test-key-0123456789';
 const cancel = routes.find((route) => route.operation === 'cancelOrder')!;
 /** A buffered GET route of the test's own (the real list streams). */
-const plain: Route = {
-  operation: 'plain',
-  method: 'GET',
-  path: '/test/plain',
-  handlerFile: 'test-only',
-  streaming: false,
-  summary: 'test-only',
-  stability: 'experimental',
-};
+const plain = testRoute('plain', 'GET', '/test/plain');
 
 /** A client socket and everything it has received, with a promise of its close. */
 const open = async (port: number) => {
@@ -56,20 +49,15 @@ describe('the local gateway against clients that send bodies without a key', () 
   let gateway: Gateway;
   let authorizerCalls = 0;
   beforeAll(async () => {
-    // A function that reads nothing and answers 204: what counts here is what the gateway reads.
-    const fn = <Handler>(name: string, handler: Handler) => ({ name, handler, memorySize: 128, timeoutSeconds: 30 });
-    const answer = (async () => ({ statusCode: 204 })) as LambdaHandler;
+    // A function that reads nothing: what counts here is what the gateway reads.
     gateway = await startGateway({
       port: 0,
       routes: [cancel],
-      functions: new Map([[cancel, fn('cancel', answer)]]),
-      authorizer: fn('authorizer', async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+      functions: new Map([[cancel, testFunction('cancel', noContent)]]),
+      authorizer: testFunction('authorizer', async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
         authorizerCalls++;
         if (event.authorizationToken !== `Bearer ${key}`) throw new Error('Unauthorized');
-        return {
-          principalId: 'test',
-          policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: '*' }] },
-        };
+        return allowEverything;
       }),
       authorizerCacheTtlSeconds: 0,
     });
@@ -116,15 +104,11 @@ describe('the local gateway bounds what a client holds', () => {
   const bounds: ClientBounds = { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000, idleTimeoutMs: 1_000, maxConnections: 4 };
   let gateway: Gateway;
   beforeAll(async () => {
-    const fn = <Handler>(name: string, handler: Handler) => ({ name, handler, memorySize: 128, timeoutSeconds: 30 });
     gateway = await startGateway({
       port: 0,
       routes: [plain],
-      functions: new Map([[plain, fn('plain', (async () => ({ statusCode: 200, body: '[]' })) as LambdaHandler)]]),
-      authorizer: fn('authorizer', async () => ({
-        principalId: 'test',
-        policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: '*' }] },
-      })),
+      functions: new Map([[plain, testFunction('plain', (async () => ({ statusCode: 200, body: '[]' })) as LambdaHandler)]]),
+      authorizer: testFunction('authorizer', async () => allowEverything),
       authorizerCacheTtlSeconds: 0,
       clientBounds: bounds,
     });
