@@ -466,19 +466,20 @@ const maxBodyBytes = 10 * 1024 * 1024; // API Gateway's payload limit
 /** The body size the request announces (Content-Length), 0 without one (none, or chunked). */
 const declaredBodyBytes = (req: IncomingMessage) => Number(req.headers['content-length'] ?? 0) || 0;
 
-/** How long a connection ended after a refusal may still receive (and discard) what its client was sending. */
+/** How long a connection ended after a refusal stays open for its client to read the answer. */
 const lingerMs = 2_000;
 
 /**
  * Ends the connection once the answer is sent, in stages (RFC 9112 §9.6): closing at once on a
  * client still sending would reset the connection, and the client could lose the answer. The
- * answer is followed by a FIN; what still arrives is discarded unread (Node drops an unread body)
- * until the client closes too, or for `lingerMs` at most.
+ * answer is followed by a FIN, and nothing more is read: the client has `lingerMs` to read the
+ * answer before the connection is closed (a reset, if it is still sending).
  */
 const closeAfterAnswer = (res: ServerResponse) => {
   const socket = res.req.socket;
   res.once('finish', () => {
     socket.end();
+    socket.pause();
     const timer = setTimeout(() => socket.destroy(), lingerMs);
     socket.once('close', () => clearTimeout(timer));
   });
