@@ -8,8 +8,10 @@ export default defineConfig({
     // Many files mostly wait (child processes, DynamoDB Local, 5 s deadlines): one worker more
     // than a 2-core machine's default keeps both cores busy (measured: 315 s → 242 s).
     maxWorkers: 3,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Timeouts bound a hang, not speed: two suites at once on a 2-core machine take twice as long
+    // as one (issue 20), and a test that waits for a readiness signal must not fail for being slow.
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
     env: {
       // The handlers' own logs and EMF metrics would drown the test report; tests that
       // check logging capture them explicitly.

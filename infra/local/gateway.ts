@@ -20,6 +20,7 @@ import {
   gatewayResponseHeaders,
 } from '../../shared/errors.ts';
 import { basePath, type Route } from '../../shared/routes.ts';
+import { createAuthorizerCache, policyAllows } from './authorizer-cache.ts';
 import type { RateLimiter } from './rate-limits.ts';
 
 type ProxyResult = {
@@ -172,6 +173,32 @@ export type GatewayOptions = {
   readonly rateLimiter?: RateLimiter;
   /** Extra GET documents served without a key (e.g. `/v1/openapi.json`), path → JSON text. */
   readonly documents?: Readonly<Record<string, () => string>>;
+  /** Tests shorten these; `npm start` runs with `clientBounds`. */
+  readonly clientBounds?: Partial<ClientBounds>;
+};
+
+/**
+ * What one client may hold of the local gateway (README, Reliability; docs/decisions.md, "Issue 20").
+ * API Gateway documents none of these for REST APIs; its documented bounds (10240 bytes of request
+ * line and headers, 10 MB of body, 29 s of integration) set their scale: a request must be whole
+ * within the 30 s a cancel could take at most, its head within 10 s.
+ */
+export type ClientBounds = {
+  /** From the connection (or the end of the previous answer) to the end of the request's headers. */
+  readonly headersTimeoutMs: number;
+  /** From the connection (or the end of the previous answer) to the end of the request's body. */
+  readonly requestTimeoutMs: number;
+  /** A keep-alive connection with no request under way is closed after this long. */
+  readonly idleTimeoutMs: number;
+  /** Connections open at once; further ones are closed as soon as they are accepted. */
+  readonly maxConnections: number;
+};
+
+export const clientBounds: ClientBounds = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  idleTimeoutMs: 5_000,
+  maxConnections: 256,
 };
 
 /** How long `npm start` lets requests in flight finish once told to stop (README, Reliability). */
@@ -191,7 +218,7 @@ export type Gateway = {
 
 export const startGateway = async (options: GatewayOptions): Promise<Gateway> => {
   const stage = options.stage ?? 'local';
-  const allowed = new Map<string, { expires: number; result: APIGatewayAuthorizerResult }>();
+  const authorizerCache = createAuthorizerCache({ ttlSeconds: options.authorizerCacheTtlSeconds });
 
   const sendError = (res: ServerResponse, requestId: string, code: ErrorCode, headers: Record<string, string> = errorHeaders(code)) => {
     if (res.headersSent) {
@@ -199,6 +226,8 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
       return;
     }
     const record = errorRecord(code);
+    // A body this gateway did not read is not waited for: the connection ends with the answer.
+    if (bodyPending(res.req)) closeAfterAnswer(res);
     res.writeHead(record.status, {
       'Content-Type': 'application/json',
       'Cache-Control': 'no-store',
@@ -223,27 +252,23 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     return options.rateLimiter.admit(usageKey, typeof tier === 'string' ? tier : undefined, route);
   };
 
-  /** API Gateway semantics: `Unauthorized` → 401, any other failure → 500, Deny → 403 (sent as 401 here, as deployed). */
+  /**
+   * API Gateway semantics: `Unauthorized` → 401, any other failure → 500, Deny → 403 (sent as 401
+   * here, as deployed). The result is cached by the identity source's value, and its policy is
+   * evaluated against this request's method ARN whether it came from the cache or not.
+   */
   const authorize = async (token: string, methodArn: string): Promise<APIGatewayAuthorizerResult | ErrorCode> => {
-    const cached = allowed.get(token);
-    if (cached !== undefined && cached.expires > Date.now()) return cached.result;
-    let result: APIGatewayAuthorizerResult;
-    try {
-      const event: APIGatewayTokenAuthorizerEvent = { type: 'TOKEN', authorizationToken: token, methodArn };
-      result = await invoke(options.authorizer, (authorizer, context) => authorizer(event, context));
-    } catch (error) {
-      return error instanceof Error && error.message === 'Unauthorized' ? 'unauthorized' : 'internal_error';
+    let result = authorizerCache.get(token);
+    if (result === undefined) {
+      try {
+        const event: APIGatewayTokenAuthorizerEvent = { type: 'TOKEN', authorizationToken: token, methodArn };
+        result = await invoke(options.authorizer, (authorizer, context) => authorizer(event, context));
+      } catch (error) {
+        return error instanceof Error && error.message === 'Unauthorized' ? 'unauthorized' : 'internal_error';
+      }
+      authorizerCache.set(token, result);
     }
-    const allows = result.policyDocument.Statement.some(
-      (statement) =>
-        statement.Effect === 'Allow' &&
-        'Resource' in statement &&
-        [statement.Resource ?? []].flat().some((resource) => arnMatches(resource, methodArn)),
-    );
-    if (!allows) return 'unauthorized';
-    if (options.authorizerCacheTtlSeconds > 0)
-      allowed.set(token, { expires: Date.now() + options.authorizerCacheTtlSeconds * 1000, result });
-    return result;
+    return policyAllows(result, methodArn) ? result : 'unauthorized';
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -271,9 +296,10 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     }
     if (match === undefined) return sendError(res, requestId, 'route_not_found');
     const { route, pathParameters } = match;
-    const body = await readBody(req);
-    if (body === undefined) return sendError(res, requestId, 'bad_request');
+    if (declaredBodyBytes(req) > maxBodyBytes) return sendError(res, requestId, 'bad_request');
 
+    // Who sends the request is settled before any of its body is read: a client without an
+    // accepted key gets its answer, and no `100 Continue`, however much it means to send.
     // The gateway checks the identity source against its validation pattern before the authorizer runs.
     const authorization = req.headers.authorization;
     if (authorization === undefined || !authorizationHeaderPattern.test(authorization)) return sendError(res, requestId, 'unauthorized');
@@ -282,6 +308,9 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     if (typeof auth === 'string') return sendError(res, requestId, auth);
     const refusal = limitRefusal(auth, route);
     if (refusal !== undefined) return sendGatewayResponse(res, requestId, refusal);
+    if (/^100-continue$/i.test(req.headers.expect ?? '')) res.writeContinue();
+    const body = await readBody(req);
+    if (body === undefined) return sendError(res, requestId, 'bad_request');
 
     const event = proxyEvent({ req, url, route, pathParameters, requestId, stage, body, auth });
     const fn = options.functions.get(route);
@@ -320,20 +349,7 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     inFlight.add(work);
     void work.finally(() => inFlight.delete(work));
   };
-  const server = createServer(
-    {
-      // API Gateway's quota on the request line and headers together (10240 bytes).
-      maxHeaderSize: maxRequestHeadBytes,
-      // Checked in handle(), so that the answer is an Error record.
-      requireHostHeader: false,
-    },
-    onRequest,
-  );
-  // `Expect` other than 100-continue: Node would answer a bare 417; RFC 9110 §10.1.1 lets a server ignore it.
-  server.on('checkExpectation', onRequest);
-  // What Node's HTTP parser refuses before a request exists, and CONNECT, get Error records too.
-  server.on('clientError', answerClientError);
-  server.on('connect', (_req: IncomingMessage, socket: Socket) => socket.end(rawErrorResponse('route_not_found')));
+  const server = createGatewayServer(onRequest, { ...clientBounds, ...options.clientBounds });
   server.listen(options.port, options.host ?? '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
@@ -415,16 +431,63 @@ const answerClientError = (error: Error & { code?: string; rawPacket?: Buffer; b
   socket.end(answer);
 };
 
-/** `arn:…/stage/*\/*` style wildcards, as API Gateway evaluates a policy's Resource. */
-const arnMatches = (pattern: string, arn: string) =>
-  new RegExp(
-    `^${pattern
-      .split('*')
-      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-      .join('.*')}$`,
-  ).test(arn);
+/**
+ * The HTTP server in front of handle(): API Gateway's bound on the request head, the client
+ * bounds, and Error records for what Node's parser refuses.
+ */
+const createGatewayServer = (onRequest: (req: IncomingMessage, res: ServerResponse) => void, bounds: ClientBounds): Server => {
+  const server = createServer(
+    {
+      // API Gateway's quota on the request line and headers together (10240 bytes).
+      maxHeaderSize: maxRequestHeadBytes,
+      // Checked in handle(), so that the answer is an Error record.
+      requireHostHeader: false,
+      headersTimeout: bounds.headersTimeoutMs,
+      requestTimeout: bounds.requestTimeoutMs,
+      keepAliveTimeout: bounds.idleTimeoutMs,
+      // How often Node checks the two timeouts above (default 30 s, which would triple a short one).
+      connectionsCheckingInterval: Math.min(1_000, bounds.headersTimeoutMs),
+    },
+    onRequest,
+  );
+  server.maxConnections = bounds.maxConnections;
+  // `100 Continue` is sent by handle() once the key is accepted, not by Node on arrival.
+  server.on('checkContinue', onRequest);
+  // `Expect` other than 100-continue: Node would answer a bare 417; RFC 9110 §10.1.1 lets a server ignore it.
+  server.on('checkExpectation', onRequest);
+  // What Node's HTTP parser refuses before a request exists, and CONNECT, get Error records too.
+  server.on('clientError', answerClientError);
+  server.on('connect', (_req: IncomingMessage, socket: Socket) => socket.end(rawErrorResponse('route_not_found')));
+  return server;
+};
 
 const maxBodyBytes = 10 * 1024 * 1024; // API Gateway's payload limit
+
+/** The body size the request announces (Content-Length), 0 without one (none, or chunked). */
+const declaredBodyBytes = (req: IncomingMessage) => Number(req.headers['content-length'] ?? 0) || 0;
+
+/** How long a connection ended after a refusal stays open for its client to read the answer. */
+const lingerMs = 2_000;
+
+/**
+ * Ends the connection once the answer is sent, in stages (RFC 9112 §9.6): closing at once on a
+ * client still sending would reset the connection, and the client could lose the answer. The
+ * answer is followed by a FIN, and nothing more is read: the client has `lingerMs` to read the
+ * answer before the connection is closed (a reset, if it is still sending).
+ */
+const closeAfterAnswer = (res: ServerResponse) => {
+  const socket = res.req.socket;
+  res.once('finish', () => {
+    socket.end();
+    socket.pause();
+    const timer = setTimeout(() => socket.destroy(), lingerMs);
+    socket.once('close', () => clearTimeout(timer));
+  });
+};
+
+/** Whether part of a request body may still be on its way (announced and not yet all read). */
+const bodyPending = (req: IncomingMessage) =>
+  !req.complete && (declaredBodyBytes(req) > 0 || req.headers['transfer-encoding'] !== undefined);
 
 /** The body as text, null when empty, undefined when over API Gateway's limit (its 413, a DEFAULT_4XX). */
 const readBody = async (req: IncomingMessage): Promise<string | null | undefined> => {

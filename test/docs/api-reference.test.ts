@@ -53,7 +53,7 @@ describe('npm run docs', () => {
     return;
   }
 
-  it('builds one HTML page that renders every operation in a browser, offline, from file://', { timeout: 120_000 }, () => {
+  it('builds one HTML page that renders every operation in a browser, offline, from file://', { timeout: 300_000 }, () => {
     const out = join(mkdtempSync(join(tmpdir(), 'api-reference-')), 'api-reference.html');
     const built = spawnSync('npm', ['run', 'docs', '--', out], { cwd: repoRoot, encoding: 'utf8' });
     expect(built.status, built.stderr).toBe(0);

@@ -39,7 +39,7 @@ const expectNoKey = (output: string, keys: Record<string, string>) => {
 };
 
 describe('the secrets scan', () => {
-  it('finds no key in anything npm start printed', { timeout: 60_000 }, async () => {
+  it('finds no key in anything npm start printed', { timeout: 240_000 }, async () => {
     const suffix = randomUUID().slice(0, 8);
     const tables = { ORDERS_TABLE: `secrets-orders-${suffix}`, API_KEYS_TABLE: `secrets-keys-${suffix}` };
     const client = createDocumentClient({ endpoint: dynamoDbEndpoint() });

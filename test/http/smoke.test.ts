@@ -18,7 +18,7 @@ const smoke = (args: string[], env: Record<string, string> = { STORE_API_KEY: ke
     execFile(
       'npm',
       ['run', '--silent', 'smoke', '--', ...args],
-      { env: { ...inherited, ...env }, timeout: 60_000 },
+      { env: { ...inherited, ...env }, timeout: 100_000 },
       (error, stdout, stderr) =>
         resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : null, output: `${stdout}${stderr}` }),
     );

@@ -1,0 +1,220 @@
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ClientBounds, type Gateway, type LambdaHandler, startGateway } from '../../infra/local/gateway.ts';
+import { routes } from '../../shared/routes.ts';
+import { allowEverything, noContent, testFunction, testRoute } from '../gateway-doubles.ts';
+import { type ServiceProcess, startServiceProcess, stopServiceProcess, uniqueTables } from '../service-process.ts';
+import { dynamoDbEndpoint } from '../support.ts';
+
+// Clients that misbehave on purpose, over raw sockets: the local gateway settles who sends a
+// request before it reads any body, and bounds how long and how many connections a client holds.
+
+const key = 'hostile-clients-test-key-0123456789';
+const cancel = routes.find((route) => route.operation === 'cancelOrder')!;
+/** A buffered GET route of the test's own (the real list streams). */
+const plain = testRoute('plain', 'GET', '/test/plain');
+
+/** A client socket and everything it has received, with a promise of its close. */
+const open = async (port: number) => {
+  const socket = connect(port, '127.0.0.1');
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  socket.on('error', () => undefined); // a server that closes on a client still sending resets it
+  // Not events.once: it would reject on the socket's 'error' (a reset), and a reset is a close here.
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  await once(socket, 'connect');
+  return { socket, received: () => received, closed };
+};
+
+/** Resolves once `predicate` holds of what the socket received, or throws when the socket closes first. */
+const receivedUntil = async (client: Awaited<ReturnType<typeof open>>, predicate: (text: string) => boolean) => {
+  let closed = false;
+  void client.closed.then(() => (closed = true));
+  while (!predicate(client.received())) {
+    if (closed) throw new Error(`closed before the expected answer; received:\n${client.received()}`);
+    await sleep(20);
+  }
+};
+
+const head = (method: string, target: string, headers: Record<string, string | number>) =>
+  `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('')}\r\n`;
+
+describe('the local gateway against clients that send bodies without a key', () => {
+  let gateway: Gateway;
+  let authorizerCalls = 0;
+  beforeAll(async () => {
+    // A function that reads nothing: what counts here is what the gateway reads.
+    gateway = await startGateway({
+      port: 0,
+      routes: [cancel],
+      functions: new Map([[cancel, testFunction('cancel', noContent)]]),
+      authorizer: testFunction('authorizer', async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+        authorizerCalls++;
+        if (event.authorizationToken !== `Bearer ${key}`) throw new Error('Unauthorized');
+        return allowEverything;
+      }),
+      authorizerCacheTtlSeconds: 0,
+    });
+  });
+  afterAll(() => gateway.close());
+
+  it('answers a request without a key 401 at once, without 100 Continue, and ends the connection instead of waiting for its body', async () => {
+    const client = await open(gateway.port);
+    client.socket.write(head('DELETE', '/v1/store/orders/1', { 'Content-Length': 10 * 1024 * 1024 - 1, Expect: '100-continue' }));
+    await client.closed;
+    expect(client.received()).toMatch(/^HTTP\/1\.1 401 /);
+    expect(client.received()).toContain('"code":"unauthorized"');
+    expect(client.received()).not.toContain('100 Continue');
+  });
+
+  it('answers a key refused by the authorizer 401 before the body, even one being sent without waiting for 100 Continue', async () => {
+    const calls = authorizerCalls;
+    const client = await open(gateway.port);
+    client.socket.write(
+      head('DELETE', '/v1/store/orders/1', { 'Content-Length': 9 * 1024 * 1024, Authorization: 'Bearer wrong-key-0123456789' }),
+    );
+    client.socket.write(Buffer.alloc(64 * 1024), () => undefined); // then it stalls
+    await client.closed;
+    expect(client.received()).toMatch(/^HTTP\/1\.1 401 /);
+    expect(client.received()).toContain('"code":"unauthorized"');
+    expect(authorizerCalls).toBe(calls + 1);
+  });
+
+  it('sends 100 Continue for an accepted key, then reads the body and answers', async () => {
+    const client = await open(gateway.port);
+    client.socket.write(
+      head('DELETE', '/v1/store/orders/1', { 'Content-Length': 4, Expect: '100-continue', Authorization: `Bearer ${key}` }),
+    );
+    await receivedUntil(client, (text) => text.includes('100 Continue\r\n\r\n'));
+    client.socket.write('body');
+    await receivedUntil(client, (text) => text.includes('204 No Content'));
+    expect(client.received()).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 204 /);
+    client.socket.destroy();
+  });
+});
+
+describe('the local gateway bounds what a client holds', () => {
+  // The bounds shortened, so that each is seen to act within a test; npm start runs with clientBounds.
+  const bounds: ClientBounds = { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000, idleTimeoutMs: 1_000, maxConnections: 4 };
+  let gateway: Gateway;
+  beforeAll(async () => {
+    gateway = await startGateway({
+      port: 0,
+      routes: [plain],
+      functions: new Map([[plain, testFunction('plain', (async () => ({ statusCode: 200, body: '[]' })) as LambdaHandler)]]),
+      authorizer: testFunction('authorizer', async () => allowEverything),
+      authorizerCacheTtlSeconds: 0,
+      clientBounds: bounds,
+    });
+  });
+  afterAll(() => gateway.close());
+
+  it('closes a connection whose headers never end (header timeout)', async () => {
+    const client = await open(gateway.port);
+    client.socket.write('GET /v1/test/plain HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    await client.closed;
+  });
+
+  it('closes an upload dripping a byte at a time with an accepted key (request timeout)', async () => {
+    const client = await open(gateway.port);
+    client.socket.write(head('GET', '/v1/test/plain', { 'Content-Length': 1000, Authorization: `Bearer ${key}` }));
+    const drip = setInterval(() => client.socket.write('x'), 200);
+    try {
+      await client.closed;
+    } finally {
+      clearInterval(drip);
+    }
+    expect(client.received()).not.toContain('200 OK');
+  });
+
+  it('closes a keep-alive connection left idle after its answer (idle timeout)', async () => {
+    const client = await open(gateway.port);
+    client.socket.write(head('GET', '/v1/test/plain', { Authorization: `Bearer ${key}` }));
+    await client.closed;
+    expect(client.received()).toMatch(/^HTTP\/1\.1 200 /);
+    expect(client.received()).toContain('Keep-Alive: timeout=1');
+  });
+
+  it('takes no more connections than its limit at once, and takes new ones once others leave', async () => {
+    const held = await Promise.all(Array.from({ length: bounds.maxConnections }, () => open(gateway.port)));
+    // Each held connection is counted once it has sent a byte of its request (the server has seen it).
+    for (const client of held) client.socket.write('G');
+    await sleep(0);
+    const refused = await open(gateway.port);
+    await refused.closed;
+    expect(refused.received()).toBe('');
+    for (const client of held) client.socket.destroy();
+    await Promise.all(held.map((client) => client.closed));
+    // Node counts a connection gone once its close reaches the server: retry until one is taken.
+    for (;;) {
+      const again = await open(gateway.port);
+      again.socket.write(head('GET', '/v1/test/plain', { Authorization: `Bearer ${key}`, Connection: 'close' }));
+      await again.closed;
+      if (again.received().startsWith('HTTP/1.1 200 ')) break;
+    }
+  });
+});
+
+/** The resident memory of a process (Linux /proc), in MB. */
+const residentMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+describe('npm start against many clients sending large bodies without a key', () => {
+  let service: ServiceProcess;
+  beforeAll(async () => {
+    service = await startServiceProcess('node', { DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...uniqueTables('hostile') });
+    expect(service.url, service.output()).toBeDefined();
+  });
+  afterAll(() => stopServiceProcess(service));
+
+  /** Resolves once every client's connection has closed, or after `boundMs` (a hang bound, not a speed target). */
+  const allClosed = (clients: readonly Awaited<ReturnType<typeof open>>[], boundMs = 20_000) =>
+    Promise.race([Promise.all(clients.map((client) => client.closed)), sleep(boundMs)]);
+
+  it('answers them 401 without buffering their bodies: its memory stays near its baseline, during and after', async () => {
+    const port = Number(new URL(service.url!).port);
+    const pid = service.child.pid!;
+    // The baseline after the same refusals without bodies, so that it counts what the bodies add.
+    const warmUp = await Promise.all(Array.from({ length: 40 }, () => open(port)));
+    for (const client of warmUp) client.socket.write(head('DELETE', '/v1/store/orders/1', { Connection: 'close' }));
+    await allClosed(warmUp);
+    const baseline = residentMb(pid);
+    const megabyte = Buffer.alloc(1024 * 1024, 'x');
+    // 40 clients each announcing 10 MiB and sending 9 before stalling (MBs 125 → 481 before issue 20, for good).
+    const clients = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const client = await open(port);
+        client.socket.write(head('DELETE', '/v1/store/orders/1', { 'Content-Length': 10 * 1024 * 1024 }));
+        for (let i = 0; i < 9 && !client.socket.destroyed; i++) client.socket.write(megabyte, () => undefined);
+        return client;
+      }),
+    );
+    await allClosed(clients);
+    const during = residentMb(pid);
+    for (const client of clients) client.socket.destroy();
+    expect(clients.filter((client) => !client.received().startsWith('HTTP/1.1 401 ')).length).toBe(0);
+    expect(during - baseline).toBeLessThan(100);
+    expect(residentMb(pid) - baseline).toBeLessThan(100);
+  });
+
+  it('answers uploads dripping a byte at a time without a key 401 and ends them, instead of keeping them open', async () => {
+    const port = Number(new URL(service.url!).port);
+    const clients = await Promise.all(Array.from({ length: 100 }, () => open(port)));
+    for (const client of clients) client.socket.write(head('DELETE', '/v1/store/orders/1', { 'Content-Length': 1000 }));
+    const drip = setInterval(() => {
+      for (const client of clients) if (!client.socket.destroyed) client.socket.write('x', () => undefined);
+    }, 500);
+    try {
+      await allClosed(clients);
+    } finally {
+      clearInterval(drip);
+    }
+    expect(clients.filter((client) => !client.socket.destroyed).length).toBe(0);
+    expect(clients.every((client) => client.received().startsWith('HTTP/1.1 401 '))).toBe(true);
+  });
+});
