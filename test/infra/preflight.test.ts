@@ -13,6 +13,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { minimumBootstrapVersion, type PreflightClients, report, runPreflight, unreservedMinimum } from '../../infra/deploy-preflight.ts';
 import { stages } from '../../infra/stage-config.ts';
+import { evaluate } from './iam.ts';
+import { accounts, permissionsPolicy, pipelineRole, region as pipelineRegion } from './pipeline-policies.ts';
 import { synthApp } from './support.ts';
 
 const account = '123456789012';
@@ -236,5 +238,64 @@ describe('npm run preflight', () => {
       fix: expect.stringContaining('read-only permissions'),
     });
     expect(report('production', results)).toMatch(/FAIL Lambda concurrency: AccessDeniedException[\s\S]*1 check\(s\) failed/);
+  });
+});
+
+/**
+ * Every AWS call the preflight makes (recorded from a passing run, not listed by hand), as IAM
+ * would see it from the pipeline's deploy identity: the README says the pipeline runs the
+ * preflight with that identity's own credentials, so its policy must allow each call.
+ */
+describe("the pipeline's deploy identity may make every call the preflight makes", () => {
+  const stage = 'production' as const;
+  const arn = {
+    stack: (name: string) => `arn:aws:cloudformation:${pipelineRegion}:${accounts[stage]}:stack/${name}/0a1b2c3d`,
+    function: (name: string) => `arn:aws:lambda:${pipelineRegion}:${accounts[stage]}:function:${name}`,
+  };
+  /** IAM action and resource of each command the preflight sends; sts:GetCallerIdentity needs no permission. */
+  const asIam: Record<string, (input: Record<string, string>) => { action: string; resource: string } | undefined> = {
+    GetCallerIdentityCommand: () => undefined,
+    GetParameterCommand: ({ Name }) => ({
+      action: 'ssm:GetParameter',
+      resource: `arn:aws:ssm:${pipelineRegion}:${accounts[stage]}:parameter${Name}`,
+    }),
+    DescribeStacksCommand: ({ StackName }) => ({ action: 'cloudformation:DescribeStacks', resource: arn.stack(StackName!) }),
+    ListStackResourcesCommand: ({ StackName }) => ({ action: 'cloudformation:ListStackResources', resource: arn.stack(StackName!) }),
+    GetAccountSettingsCommand: () => ({ action: 'lambda:GetAccountSettings', resource: '*' }),
+    GetFunctionConcurrencyCommand: ({ FunctionName }) => ({
+      action: 'lambda:GetFunctionConcurrency',
+      resource: arn.function(FunctionName!),
+    }),
+    GetAccountCommand: () => ({ action: 'apigateway:GET', resource: `arn:aws:apigateway:${pipelineRegion}::/account` }),
+    ListSubscriptionsByTopicCommand: () => ({
+      action: 'sns:ListSubscriptionsByTopic',
+      resource: `arn:aws:sns:${pipelineRegion}:${accounts[stage]}:StoreOrders-production-MonitoringAlarmTopicD5C0A1B2-Xy12Ab34Cd56`,
+    }),
+  };
+
+  it('allows each of them, in the stage account, by the policy the README gives (docs/pipeline)', async () => {
+    await runPreflight(stages[stage], clients, { region: pipelineRegion, qualifier: 'hnb659fds' });
+    const commands = [sts, ssm, cloudFormation, lambda, apiGateway, sns].flatMap((mock) =>
+      mock.calls().map((call) => call.args[0] as { constructor: { name: string }; input: Record<string, string> }),
+    );
+    expect(commands.length).toBeGreaterThan(5);
+    const verdicts = await Promise.all(
+      commands.map(async (command) => {
+        const name = command.constructor.name;
+        const toIam = asIam[name];
+        if (toIam === undefined) return [name, 'no IAM mapping in this test: add one'];
+        const request = toIam(command.input);
+        if (request === undefined) return [name, 'Allowed'];
+        const verdict = await evaluate({
+          principal: `arn:aws:sts::${accounts[stage]}:assumed-role/${pipelineRole(stage).split('/').pop()}/preflight`,
+          action: request.action,
+          resource: request.resource,
+          resourceAccount: accounts[stage],
+          identityPolicies: [permissionsPolicy(stage)],
+        });
+        return [name, verdict];
+      }),
+    );
+    expect(verdicts).toEqual(commands.map((command) => [command.constructor.name, 'Allowed']));
   });
 });
