@@ -44,6 +44,10 @@ class LocalResponseStream extends Writable {
   constructor(res: ServerResponse) {
     super();
     this.res = res;
+    // A client gone before the end: the function's next write fails instead of waiting for it forever.
+    res.once('close', () => {
+      if (!res.writableFinished) this.destroy(new Error('the client closed the connection'));
+    });
   }
   setContentType(contentType: string) {
     this.contentType = contentType;
@@ -117,6 +121,8 @@ export type LocalFunction<Handler> = {
   readonly handler: Handler;
   readonly memorySize: number;
   readonly timeoutSeconds: number;
+  /** Lambda's reserved concurrency: an invocation beyond it is throttled (API Gateway: INTEGRATION_FAILURE). */
+  readonly reservedConcurrency?: number;
 };
 
 const lambdaContext = (fn: LocalFunction<unknown>, deadline: number): Context => ({
@@ -286,6 +292,20 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     const event = proxyEvent({ req, url, route, pathParameters, requestId, stage, body, auth });
     const fn = options.functions.get(route);
     if (fn === undefined) throw new Error(`no function for ${route.operation}`);
+    // Lambda refuses an invocation beyond the function's reserved concurrency at once; API Gateway answers it.
+    const running = runningInvocations.get(fn) ?? 0;
+    if (fn.reservedConcurrency !== undefined && running >= fn.reservedConcurrency)
+      return sendGatewayResponse(res, requestId, 'INTEGRATION_FAILURE');
+    runningInvocations.set(fn, running + 1);
+    try {
+      await invokeRoute(fn, route, event, res);
+    } finally {
+      runningInvocations.set(fn, runningInvocations.get(fn)! - 1);
+    }
+  };
+
+  const runningInvocations = new Map<LocalFunction<LambdaHandler>, number>();
+  const invokeRoute = async (fn: LocalFunction<LambdaHandler>, route: Route, event: APIGatewayProxyEvent, res: ServerResponse) => {
     if (route.streaming) {
       if ((fn.handler as StreamingHandler)[streaming] !== true) throw new Error(`${route.handlerFile} is not a streaming handler`);
       const stream = new LocalResponseStream(res);

@@ -643,6 +643,7 @@ const main = async () => {
       dynamoDbEndpoint: dynamoDb.endpoint,
       ordersTable: tables.orders,
       apiKeysTable: tables.apiKeys,
+      listLeasesTable: `${tables.orders}-list-leases`,
     });
 
     const listed = await benchList(raw, `${gateway.url}/store/orders`, auth);

@@ -49,7 +49,7 @@ const functions = Object.fromEntries(
     name,
     {
       entry: functionSettings[name].handlerFile,
-      environment: functionEnvironment(name, stages.production, { orders: 'orders', apiKeys: 'api-keys' }),
+      environment: functionEnvironment(name, stages.production, { orders: 'orders', apiKeys: 'api-keys', listLeases: 'list-leases' }),
     },
   ]),
 );
