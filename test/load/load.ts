@@ -159,6 +159,9 @@ const runRound = async (
       {
         method: 'GET',
         onResponse: (status, body) => {
+          // Refused because the stage's lists are all running (as API Gateway answers the list function at its reserved concurrency).
+          if (status === 503 && !body.includes('"code":"service_unavailable"'))
+            problems.push(`a list answered 503 with ${body.slice(0, 100)}`);
           if (status !== 200) return;
           // Every order, every time, exactly: a list cut short must never pass for a whole one.
           const ids = body.match(/"id":-?\d+/g) ?? [];
@@ -433,9 +436,11 @@ const main = async () => {
           mb(memory.rss),
           mb(memory.heapUsed),
         ]);
-        const fiveXx = Object.entries(r.statuses).filter(([status]) => Number(status) >= 500);
+        // A list's 503 is a refusal at the stage's list concurrency (checked above to be service_unavailable), not a failure.
+        const isList = r.route.startsWith('GET');
+        const fiveXx = Object.entries(r.statuses).filter(([status]) => Number(status) >= 500 && !(isList && status === '503'));
         if (fiveXx.length > 0) problems.push(`round ${round}, ${r.route}: ${JSON.stringify(Object.fromEntries(fiveXx))} 5xx`);
-        const allowed = r.route.startsWith('GET') ? ['200'] : ['204', '404', '409'];
+        const allowed = isList ? ['200'] : ['204', '404', '409'];
         const unexpected = Object.keys(r.statuses).filter((status) => !allowed.includes(status) && Number(status) < 500);
         if (unexpected.length > 0) problems.push(`round ${round}, ${r.route}: unexpected status ${unexpected.join(', ')}`);
         if (r.errors > 0) problems.push(`round ${round}, ${r.route}: ${r.errors} connection errors or timeouts`);
@@ -475,7 +480,7 @@ const main = async () => {
     await rm(dir, { recursive: true, force: true });
   }
   if (problems.length > 0) console.error(`\nFAILED: ${problems.length} problem(s)\n- ${[...new Set(problems)].slice(0, 20).join('\n- ')}`);
-  else if (!failed) console.log('OK: no 5xx, no unexpected status, every list whole, no lost or double transition');
+  else if (!failed) console.log('OK: no 5xx (lists refused at the list concurrency aside), no unexpected status, every list whole, no lost or double transition');
   process.exitCode = failed || problems.length > 0 ? 1 : 0;
 };
 
