@@ -44,9 +44,10 @@ class LocalResponseStream extends Writable {
   constructor(res: ServerResponse) {
     super();
     this.res = res;
-    // A client gone before the end: the function's next write fails instead of waiting for it forever.
+    // A client gone before the end: the function's writes fail (a pipeline into this stream ends with
+    // a premature close) instead of waiting for it forever. No error event: nothing may listen yet.
     res.once('close', () => {
-      if (!res.writableFinished) this.destroy(new Error('the client closed the connection'));
+      if (!res.writableFinished) this.destroy();
     });
   }
   setContentType(contentType: string) {

@@ -92,4 +92,22 @@ describe('a list whose client stops reading (npm start, LIST_STALL_SECONDS=1)', 
     expect(text.endsWith(']')).toBe(true);
     expect(text.match(/"id":/g)?.length).toBe(fatOrders.length);
   }, 120_000);
+
+  it('frees the slots of lists whose clients leave mid-list, and goes on serving', async () => {
+    const auth = { Authorization: `Bearer ${key}` };
+    const left = await Promise.all(Array.from({ length: localStage.listReservedConcurrency }, () => pausedList(port)));
+    for (const { socket } of left) socket.destroy();
+    // The readiness signal: each cut list's completion line (outcome truncated); then the slots come free.
+    const truncated = () => service.output().match(/"message":"response cut short"/g)?.length ?? 0;
+    const before = truncated();
+    while (truncated() < before + left.length) await sleep(100);
+    let next = await fetch(`${service.url}/store/orders`, { headers: auth });
+    // A slot is given back once the list's function has returned, just after its log line: at most a refusal or two.
+    while (next.status === 503) {
+      await next.text();
+      next = await fetch(`${service.url}/store/orders`, { headers: auth });
+    }
+    expect(next.status).toBe(200);
+    expect((await next.text()).match(/"id":/g)?.length).toBe(fatOrders.length);
+  }, 120_000);
 });
