@@ -34,6 +34,8 @@ describe('npm run load', () => {
     expect(output).toMatch(/cancels only: \d+\/s, p50 \d+ ms, p99 \d+ ms/);
     expect(output).toMatch(/mixed, cancels: \d+\/s \(\d+ % of cancels only\)/);
     expect(output).toMatch(/mixed, lists: \d+ .*refused: \d+/);
-    expect(output).toContain('OK: no 5xx (lists refused at the list concurrency aside), no unexpected status, every list whole, no lost or double transition');
+    expect(output).toContain(
+      'OK: no 5xx (lists refused at the list concurrency aside), no unexpected status, every list whole, no lost or double transition',
+    );
   });
 });

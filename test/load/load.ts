@@ -480,7 +480,10 @@ const main = async () => {
     await rm(dir, { recursive: true, force: true });
   }
   if (problems.length > 0) console.error(`\nFAILED: ${problems.length} problem(s)\n- ${[...new Set(problems)].slice(0, 20).join('\n- ')}`);
-  else if (!failed) console.log('OK: no 5xx (lists refused at the list concurrency aside), no unexpected status, every list whole, no lost or double transition');
+  else if (!failed)
+    console.log(
+      'OK: no 5xx (lists refused at the list concurrency aside), no unexpected status, every list whole, no lost or double transition',
+    );
   process.exitCode = failed || problems.length > 0 ? 1 : 0;
 };
 
