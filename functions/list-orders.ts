@@ -72,9 +72,14 @@ const takeLease = async (event: APIGatewayProxyEvent, context: Context, deadline
   throw apiError('too_many_requests', `This key already runs ${slots} lists at once, its limit: retry once one of them has ended.`);
 };
 
-const giveBack = async (lease: ListLease, deadline: Deadline) => {
-  // A lease that cannot be deleted now expires with the function's time: log it, fail nothing.
-  await releaseListLease(leases, lease, deadline).catch((error: unknown) => logger.warn('list lease not released', { error }));
+/**
+ * Gives the lease back; one that cannot be deleted now expires with the function's time, so a
+ * failure is logged and nothing more. After a failure, DynamoDB may be what failed: the delete
+ * then gets a second at most, so that the client's answer (or cut) does not wait for it.
+ */
+const giveBack = async (lease: ListLease, deadline: Deadline | 'after a failure') => {
+  const bounded = deadline === 'after a failure' ? () => ({ abortSignal: AbortSignal.timeout(1_000), requestTimeout: 1_000 }) : deadline;
+  await releaseListLease(leases, lease, bounded).catch((error: unknown) => logger.warn('list lease not released', { error }));
 };
 
 /** Thrown into a list whose client has taken nothing for LIST_STALL_SECONDS: the stream is cut. */
@@ -95,6 +100,7 @@ async function* jsonArray(
   list: { startedAt: number; lease: ListLease; deadline: Deadline; waiting: (waiting: boolean) => void },
 ) {
   let count = 0;
+  let whole = false;
   try {
     const emit = function* (chunk: string) {
       list.waiting(true);
@@ -111,10 +117,11 @@ async function* jsonArray(
     metrics.addMetric(metricNames.ordersListed, 'Count', count);
     metrics.addMetric(metricNames.listDuration, 'Milliseconds', performance.now() - list.startedAt);
     logger.info('orders listed', { count, durationMs: Math.round(performance.now() - list.startedAt) });
+    whole = true;
   } finally {
     list.waiting(false);
     await pages.return(undefined);
-    await giveBack(list.lease, list.deadline);
+    await giveBack(list.lease, whole ? list.deadline : 'after a failure');
     flushMetrics();
   }
 }
@@ -165,7 +172,7 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
     first = await pages.next();
   } catch (error) {
     await pages?.return(undefined);
-    await giveBack(lease, deadline);
+    await giveBack(lease, 'after a failure');
     throw error;
   }
   metrics.addMetric(metricNames.listFirstByte, 'Milliseconds', performance.now() - startedAt);
