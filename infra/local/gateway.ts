@@ -298,10 +298,19 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     if (fn.reservedConcurrency !== undefined && running >= fn.reservedConcurrency)
       return sendGatewayResponse(res, requestId, 'INTEGRATION_FAILURE');
     runningInvocations.set(fn, running + 1);
+    // The slot is free once the answer is complete (its function has nothing left to do but return)
+    // or the invocation has ended, whichever comes first: a client's next request never races it.
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      runningInvocations.set(fn, runningInvocations.get(fn)! - 1);
+    };
+    res.once('finish', release);
     try {
       await invokeRoute(fn, route, event, res);
     } finally {
-      runningInvocations.set(fn, runningInvocations.get(fn)! - 1);
+      release();
     }
   };
 

@@ -7,7 +7,7 @@
  *
  *   LOAD_SECONDS      total time under load, split across the rounds (default 15)
  *   LOAD_ROUNDS       rounds; the service's memory is read before the first and after each (default 3)
- *   LOAD_CONNECTIONS  concurrent connections: a quarter list, the rest cancel (default 8)
+ *   LOAD_CONNECTIONS  concurrent connections: a quarter list (at most the local stage's list concurrency), the rest cancel (default 8)
  *   LOAD_ORDERS       orders seeded (default 20000): 70 % pending, the rest shipped, cancelled or placed
  *   LOAD_OVERLOAD_SECONDS      each half of the overload phase: cancels only, then the mix (default 20; 0 skips it)
  *   LOAD_OVERLOAD_CONNECTIONS  keep-alive clients of the overload phase (default 50)
@@ -30,6 +30,7 @@ import { join } from 'node:path';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import autocannon from 'autocannon';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
+import { localStage } from '../../infra/stage-config.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 
 const setting = (name: string, fallback: number, min: number): number => {
@@ -49,7 +50,8 @@ const settings = {
   overloadListShare: setting('LOAD_OVERLOAD_LIST_SHARE', 0.1, 0),
   checkFairness: setting('LOAD_CHECK_FAIRNESS', 1, 0) !== 0,
 };
-const listConnections = Math.max(1, Math.round(settings.connections / 4));
+// No more lists at once than the local stage runs: the rounds measure lists and cancels side by side, the overload the refusals.
+const listConnections = Math.min(localStage.listReservedConcurrency, Math.max(1, Math.round(settings.connections / 4)));
 const cancelConnections = settings.connections - listConnections;
 const roundSeconds = Math.max(1, Math.round(settings.seconds / settings.rounds));
 const key = `so_local_load-${randomUUID()}`;
