@@ -97,8 +97,9 @@ class ClientStalledError extends Error {
 async function* jsonArray(
   first: IteratorResult<Order[]>,
   pages: AsyncGenerator<Order[]>,
-  list: { startedAt: number; lease: ListLease; deadline: Deadline; waiting: (waiting: boolean) => void },
+  list: { startedAt: number; lease: ListLease; deadline: Deadline; waiting: (waiting: boolean) => void; started?: boolean },
 ) {
+  list.started = true;
   let count = 0;
   let whole = false;
   try {
@@ -178,8 +179,15 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   metrics.addMetric(metricNames.listFirstByte, 'Milliseconds', performance.now() - startedAt);
   const stall = stallWatch(startedAt);
   // One page of JSON text held ahead of a slow client at most (objectMode holds 16 by default).
-  const json = Readable.from(jsonArray(first, pages, { startedAt, lease, deadline, waiting: stall.waiting }), { highWaterMark: 1 });
+  const list = { startedAt, lease, deadline, waiting: stall.waiting, started: false };
+  const json = Readable.from(jsonArray(first, pages, list), { highWaterMark: 1 });
   stall.attach(json);
+  // A body destroyed before it was first read (its client left first) never runs the array's own
+  // cleanup: stop the scan and give the lease back here instead.
+  const scan = pages;
+  json.once('close', () => {
+    if (!list.started) void scan.return(undefined).finally(() => giveBack(lease, 'after a failure'));
+  });
   const headers = { 'Content-Type': 'application/json', Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) };
   return { statusCode: 200, headers, body: gzip ? pipeline(json, createGzip(), () => undefined) : json };
 };

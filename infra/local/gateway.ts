@@ -44,11 +44,14 @@ class LocalResponseStream extends Writable {
   constructor(res: ServerResponse) {
     super();
     this.res = res;
-    // A client gone before the end: the function's writes fail (a pipeline into this stream ends with
-    // a premature close) instead of waiting for it forever. No error event: nothing may listen yet.
-    res.once('close', () => {
+    // A client gone before the end (even before the function began): the function's writes fail (a
+    // pipeline into this stream ends with a premature close) instead of waiting for it forever.
+    // No error event: nothing may listen yet.
+    const gone = () => {
       if (!res.writableFinished) this.destroy();
-    });
+    };
+    if (res.closed) queueMicrotask(gone);
+    else res.once('close', gone);
   }
   setContentType(contentType: string) {
     this.contentType = contentType;
