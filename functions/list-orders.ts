@@ -58,11 +58,13 @@ const reportInvalid = (report: InvalidItemReport) => {
  * One of the key's list leases (its tier's LIST_CONCURRENT_PER_KEY), held until the list ends;
  * without one the list is refused with 429 before anything is read.
  */
-const takeLease = async (event: APIGatewayProxyEvent, context: Context, deadline: Deadline): Promise<ListLease> => {
+const takeLease = async (event: APIGatewayProxyEvent, context: Context, deadline: Deadline): Promise<ListLease | undefined> => {
   const authorizer = event.requestContext.authorizer ?? {};
   const keyId = typeof authorizer.principalId === 'string' ? authorizer.principalId : 'unknown';
   const tier = typeof authorizer.tier === 'string' ? authorizer.tier : '*';
   const slots = config.LIST_CONCURRENT_PER_KEY.get(tier) ?? config.LIST_CONCURRENT_PER_KEY.get('*')!;
+  // The local developer's tier: no per-key bound, only the stage's.
+  if (slots === 'none') return undefined;
   // Past the function's own time: a list stopped at its timeout cannot delete its lease.
   const expiresAt = new Date(Date.now() + context.getRemainingTimeInMillis() + 60_000);
   const lease = await acquireListLease(leases, { keyId, holder: context.awsRequestId, slots, expiresAt, deadline });
@@ -77,7 +79,8 @@ const takeLease = async (event: APIGatewayProxyEvent, context: Context, deadline
  * failure is logged and nothing more. After a failure, DynamoDB may be what failed: the delete
  * then gets a second at most, so that the client's answer (or cut) does not wait for it.
  */
-const giveBack = async (lease: ListLease, deadline: Deadline | 'after a failure') => {
+const giveBack = async (lease: ListLease | undefined, deadline: Deadline | 'after a failure') => {
+  if (lease === undefined) return;
   const bounded = deadline === 'after a failure' ? () => ({ abortSignal: AbortSignal.timeout(1_000), requestTimeout: 1_000 }) : deadline;
   await releaseListLease(leases, lease, bounded).catch((error: unknown) => logger.warn('list lease not released', { error }));
 };
@@ -97,7 +100,7 @@ class ClientStalledError extends Error {
 async function* jsonArray(
   first: IteratorResult<Order[]>,
   pages: AsyncGenerator<Order[]>,
-  list: { startedAt: number; lease: ListLease; deadline: Deadline; waiting: (waiting: boolean) => void; started?: boolean },
+  list: { startedAt: number; lease: ListLease | undefined; deadline: Deadline; waiting: (waiting: boolean) => void; started?: boolean },
 ) {
   list.started = true;
   let count = 0;

@@ -14,12 +14,12 @@ export type TableNames = { readonly orders: string; readonly apiKeys: string; re
 /**
  * Each tier's concurrent lists per key, as the list function reads them (LIST_CONCURRENT_PER_KEY):
  * `standard=2,high=4,*=2`, `*` being the default tier's, for a key whose tier is named nowhere here.
- * The local `unlimited` tier has the stage's whole list concurrency.
+ * The local `unlimited` tier has no per-key bound (`none`): only the stage's list concurrency.
  */
 export const concurrentListsPerKey = (stage: FunctionStage): string => {
   const of = (tier: string | undefined) => {
     const limits = tier === undefined ? undefined : stage.tiers[tier];
-    return limits === undefined || limits === 'unlimited' ? stage.listReservedConcurrency : limits.concurrentLists;
+    return limits === undefined || limits === 'unlimited' ? 'none' : String(limits.concurrentLists);
   };
   return [...Object.keys(stage.tiers).map((tier) => `${tier}=${of(tier)}`), `*=${of(stage.defaultTier)}`].join(',');
 };

@@ -37,5 +37,6 @@ describe('npm run load', () => {
     expect(output).toContain(
       'OK: no 5xx (lists refused at the list concurrency aside), no unexpected status, every list whole, no lost or double transition',
     );
-  });
+    // The timeout bounds a hang of the script, not its speed: it starts a service and tables of its own.
+  }, 180_000);
 });
