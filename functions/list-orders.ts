@@ -9,6 +9,7 @@ import { apiError, listTooLargeMessage } from '../shared/errors.ts';
 import { acceptsGzip, header, httpMiddleware } from '../shared/http.ts';
 import { flushMetrics, logger, metricNames, metrics } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
+import { acquireListLease, type ListLease, releaseListLease } from '../shared/list-leases.ts';
 import { approximateItemCount, type InvalidItemReport, scanOrderPages } from '../shared/orders-repository.ts';
 import { routeOf } from '../shared/routes.ts';
 import type { Order } from '../shared/schemas.ts';
@@ -21,10 +22,15 @@ const config = readConfig(
     SCAN_PAGE_SIZE: true,
     LIST_MAX_ORDERS: true,
     LIST_MAX_ORDERS_GZIP: true,
+    LIST_LEASES_TABLE: true,
+    LIST_CONCURRENT_PER_KEY: true,
+    LIST_STALL_SECONDS: true,
     DYNAMODB_ENDPOINT: true,
   }),
 );
-const orders = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.ORDERS_TABLE };
+const client = createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT });
+const orders = { client, tableName: config.ORDERS_TABLE };
+const leases = { client, tableName: config.LIST_LEASES_TABLE };
 
 // DynamoDB refreshes ItemCount about every six hours: asking once every few minutes is plenty.
 const itemCountTtlMs = 5 * 60_000;
@@ -49,46 +55,142 @@ const reportInvalid = (report: InvalidItemReport) => {
 };
 
 /**
+ * One of the key's list leases (its tier's LIST_CONCURRENT_PER_KEY), held until the list ends;
+ * without one the list is refused with 429 before anything is read.
+ */
+const takeLease = async (event: APIGatewayProxyEvent, context: Context, deadline: Deadline): Promise<ListLease | undefined> => {
+  const authorizer = event.requestContext.authorizer ?? {};
+  const keyId = typeof authorizer.principalId === 'string' ? authorizer.principalId : 'unknown';
+  const tier = typeof authorizer.tier === 'string' ? authorizer.tier : '*';
+  const slots = config.LIST_CONCURRENT_PER_KEY.get(tier) ?? config.LIST_CONCURRENT_PER_KEY.get('*')!;
+  // The local developer's tier: no per-key bound, only the stage's.
+  if (slots === 'none') return undefined;
+  // Past the function's own time: a list stopped at its timeout cannot delete its lease.
+  const expiresAt = new Date(Date.now() + context.getRemainingTimeInMillis() + 60_000);
+  const lease = await acquireListLease(leases, { keyId, holder: context.awsRequestId, slots, expiresAt, deadline });
+  if (lease !== undefined) return lease;
+  metrics.addMetric(metricNames.listsRefusedPerKey, 'Count', 1);
+  logger.info("list refused: the key runs its tier's lists at once already", { key_id: keyId, tier, concurrentLists: slots });
+  throw apiError('too_many_requests', `This key already runs ${slots} lists at once, its limit: retry once one of them has ended.`);
+};
+
+/**
+ * Gives the lease back; one that cannot be deleted now expires with the function's time, so a
+ * failure is logged and nothing more. After a failure, DynamoDB may be what failed: the delete
+ * then gets a second at most, so that the client's answer (or cut) does not wait for it.
+ */
+const giveBack = async (lease: ListLease | undefined, deadline: Deadline | 'after a failure') => {
+  if (lease === undefined) return;
+  const bounded = deadline === 'after a failure' ? () => ({ abortSignal: AbortSignal.timeout(1_000), requestTimeout: 1_000 }) : deadline;
+  await releaseListLease(leases, lease, bounded).catch((error: unknown) => logger.warn('list lease not released', { error }));
+};
+
+/** Thrown into a list whose client has taken nothing for LIST_STALL_SECONDS: the stream is cut. */
+class ClientStalledError extends Error {
+  override readonly name = 'ClientStalledError';
+}
+
+/**
  * The JSON array, one chunk per Scan page, written as pages arrive. A failure after the first
  * byte cuts the stream (the envelope in shared/http.ts logs it): the 200 is already sent.
+ * `onIdle` arms the stall watch while a chunk waits for the client, and disarms it once taken.
+ * However the array ends (whole, failed, cut), the scan stops and the lease is given back
+ * before the stream ends, so a frozen or finished function never keeps it.
  */
-async function* jsonArray(first: IteratorResult<Order[]>, pages: AsyncGenerator<Order[]>, startedAt: number) {
+async function* jsonArray(
+  first: IteratorResult<Order[]>,
+  pages: AsyncGenerator<Order[]>,
+  list: { startedAt: number; lease: ListLease | undefined; deadline: Deadline; waiting: (waiting: boolean) => void; started?: boolean },
+) {
+  list.started = true;
   let count = 0;
+  let whole = false;
   try {
-    yield '[';
+    const emit = function* (chunk: string) {
+      list.waiting(true);
+      yield chunk;
+      list.waiting(false);
+    };
+    yield* emit('[');
     for (let page = first; !page.done; page = await pages.next()) {
       if (page.value.length === 0) continue;
-      yield (count === 0 ? '' : ',') + page.value.map(orderToJson).join(',');
+      yield* emit((count === 0 ? '' : ',') + page.value.map(orderToJson).join(','));
       count += page.value.length;
     }
-    yield ']';
+    yield* emit(']');
     metrics.addMetric(metricNames.ordersListed, 'Count', count);
-    metrics.addMetric(metricNames.listDuration, 'Milliseconds', performance.now() - startedAt);
-    logger.info('orders listed', { count, durationMs: Math.round(performance.now() - startedAt) });
+    metrics.addMetric(metricNames.listDuration, 'Milliseconds', performance.now() - list.startedAt);
+    logger.info('orders listed', { count, durationMs: Math.round(performance.now() - list.startedAt) });
+    whole = true;
   } finally {
+    list.waiting(false);
     await pages.return(undefined);
+    await giveBack(list.lease, whole ? list.deadline : 'after a failure');
     flushMetrics();
   }
 }
+
+/**
+ * Cuts `body` when a chunk has waited LIST_STALL_SECONDS for its client: the scan stops (the
+ * generator's finally), and the log and StalledListsCut say so.
+ */
+const stallWatch = (startedAt: number) => {
+  let timer: NodeJS.Timeout | undefined;
+  let body: Readable | undefined;
+  return {
+    attach: (readable: Readable) => (body = readable),
+    waiting: (waiting: boolean) => {
+      clearTimeout(timer);
+      timer = undefined;
+      if (!waiting) return;
+      timer = setTimeout(() => {
+        metrics.addMetric(metricNames.stalledListsCut, 'Count', 1);
+        logger.warn('list cut: the client stopped reading', {
+          stallSeconds: config.LIST_STALL_SECONDS,
+          durationMs: Math.round(performance.now() - startedAt),
+        });
+        body?.destroy(new ClientStalledError(`the client took nothing for ${config.LIST_STALL_SECONDS} s`));
+      }, config.LIST_STALL_SECONDS * 1000);
+    },
+  };
+};
 
 /** GET /v1/store/orders: every order, streamed (query parameters are ignored in v1). */
 const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   const startedAt = performance.now();
   const gzip = acceptsGzip(header(event.headers, 'accept-encoding'));
   const deadline = callDeadline(context);
-  await checkListFits(gzip, deadline);
-  const pages = scanOrderPages(orders, {
-    segments: config.SCAN_SEGMENTS,
-    pageSize: config.SCAN_PAGE_SIZE,
-    onInvalid: reportInvalid,
-    // Each Scan page has its own deadline: a hang mid-list cuts the stream within seconds.
-    deadline,
-  });
-  // Waiting for the first page lets a failure still answer with an Error record and its status.
-  const first = await pages.next();
+  const lease = await takeLease(event, context, deadline);
+  let pages: AsyncGenerator<Order[]> | undefined;
+  let first: IteratorResult<Order[]>;
+  try {
+    await checkListFits(gzip, deadline);
+    pages = scanOrderPages(orders, {
+      segments: config.SCAN_SEGMENTS,
+      pageSize: config.SCAN_PAGE_SIZE,
+      onInvalid: reportInvalid,
+      // Each Scan page has its own deadline: a hang mid-list cuts the stream within seconds.
+      deadline,
+    });
+    // Waiting for the first page lets a failure still answer with an Error record and its status.
+    first = await pages.next();
+  } catch (error) {
+    await pages?.return(undefined);
+    await giveBack(lease, 'after a failure');
+    throw error;
+  }
   metrics.addMetric(metricNames.listFirstByte, 'Milliseconds', performance.now() - startedAt);
+  const stall = stallWatch(startedAt);
   // One page of JSON text held ahead of a slow client at most (objectMode holds 16 by default).
-  const json = Readable.from(jsonArray(first, pages, startedAt), { highWaterMark: 1 });
+  const list = { startedAt, lease, deadline, waiting: stall.waiting, started: false };
+  const json = Readable.from(jsonArray(first, pages, list), { highWaterMark: 1 });
+  stall.attach(json);
+  // A body destroyed before it was first read (its client left first) never runs the array's own
+  // cleanup: stop the scan and give the lease back here instead.
+  const scan = pages;
+  json.once('close', () => {
+    if (!list.started) void scan.return(undefined).finally(() => giveBack(lease, 'after a failure'));
+  });
   const headers = { 'Content-Type': 'application/json', Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) };
   return { statusCode: 200, headers, body: gzip ? pipeline(json, createGzip(), () => undefined) : json };
 };

@@ -9,7 +9,20 @@ import { type FunctionStage, serviceName } from './stage-config.ts';
 export type FunctionName = Operation | 'authorizer';
 
 /** The deployed (or local) names of the stage's tables. */
-export type TableNames = { readonly orders: string; readonly apiKeys: string };
+export type TableNames = { readonly orders: string; readonly apiKeys: string; readonly listLeases: string };
+
+/**
+ * Each tier's concurrent lists per key, as the list function reads them (LIST_CONCURRENT_PER_KEY):
+ * `standard=2,high=4,*=2`, `*` being the default tier's, for a key whose tier is named nowhere here.
+ * The local `unlimited` tier has no per-key bound (`none`): only the stage's list concurrency.
+ */
+export const concurrentListsPerKey = (stage: FunctionStage): string => {
+  const of = (tier: string | undefined) => {
+    const limits = tier === undefined ? undefined : stage.tiers[tier];
+    return limits === undefined || limits === 'unlimited' ? 'none' : String(limits.concurrentLists);
+  };
+  return [...Object.keys(stage.tiers).map((tier) => `${tier}=${of(tier)}`), `*=${of(stage.defaultTier)}`].join(',');
+};
 
 export type FunctionSettings = {
   /** The handler module, relative to the repository root; it exports `handler`. */
@@ -19,6 +32,8 @@ export type FunctionSettings = {
   readonly timeoutSeconds: number;
   /** Only what this function reads (shared/config.ts). */
   readonly environment: (stage: FunctionStage, tables: TableNames) => Record<string, string>;
+  /** At most this many invocations at once (Lambda reserved concurrency; the local gateway's limit); unset: no cap. */
+  readonly reservedConcurrency?: (stage: FunctionStage) => number;
 };
 
 /**
@@ -52,10 +67,14 @@ export const functionSettings: Readonly<Record<FunctionName, FunctionSettings>> 
     timeoutSeconds: 15 * 60,
     environment: (stage, tables) => ({
       ORDERS_TABLE: tables.orders,
+      LIST_LEASES_TABLE: tables.listLeases,
+      LIST_CONCURRENT_PER_KEY: concurrentListsPerKey(stage),
+      LIST_STALL_SECONDS: String(stage.listStallSeconds),
       SCAN_SEGMENTS: String(stage.scanSegments),
       LIST_MAX_ORDERS: String(Math.floor(listResponseBudgetBytes / listBytesPerOrder.plain)),
       LIST_MAX_ORDERS_GZIP: String(Math.floor(listResponseBudgetBytes / listBytesPerOrder.gzip)),
     }),
+    reservedConcurrency: (stage) => stage.listReservedConcurrency,
   },
   // One conditional UpdateItem. The timeout leaves room for DynamoDB's bounded retries so a
   // slow database still ends in a 503 from the function, well before API Gateway's 29 s.

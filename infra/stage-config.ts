@@ -13,8 +13,28 @@ export type StageName = 'staging' | 'production';
  */
 export type FunctionStage = {
   readonly stage: StageName | 'local';
-  /** Parallel Scan segments of listOrders (SCAN_SEGMENTS). */
+  /**
+   * Parallel Scan segments of listOrders (SCAN_SEGMENTS): the count that is fastest where the
+   * list runs. DynamoDB serves segments from separate partitions; DynamoDB Local, on the same
+   * cores as everything else, gains nothing from them and starves writes (README, Reliability).
+   */
   readonly scanSegments: number;
+  /**
+   * At most this many lists run at once (all keys together): the list function's reserved
+   * concurrency on AWS, the local gateway's limit on the same function locally. A list beyond it
+   * is refused at once, before the function runs, with what API Gateway answers for a throttled
+   * function (503 service_unavailable, Retry-After). The rest of the capacity stays for cancels.
+   */
+  readonly listReservedConcurrency: number;
+  /**
+   * A list whose client has taken nothing of its answer for this long is cut: the scan stops and
+   * its slots are freed (LIST_STALL_SECONDS; README, Reliability).
+   */
+  readonly listStallSeconds: number;
+  /** Per-key limits by tier; the function reads each tier's concurrentLists. */
+  readonly tiers: Readonly<Record<string, Tier | typeof unlimitedTier>>;
+  /** The tier of a key whose record names none (issued before tiers) or names one not defined here. */
+  readonly defaultTier: string;
   /** POWERTOOLS_LOG_LEVEL of the functions. */
   readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** API Gateway caches an Allow per key this long, so a revoked key keeps working for up to this long. */
@@ -70,6 +90,12 @@ export type Tier = {
   readonly listThrottling: Throttling;
   /** Requests one key may make per UTC day, over every operation. */
   readonly dailyQuota: number;
+  /**
+   * Lists of one key running at once (a lease per running list in the list-leases table), at
+   * most the stage's listReservedConcurrency: one key cannot take every list slot. Beyond it:
+   * 429 too_many_requests with Retry-After.
+   */
+  readonly concurrentLists: number;
 };
 
 /** The usage plan of a tier: the stack names it so, and the key tool finds it by this name (infra/usage-plans.ts). */
@@ -79,7 +105,7 @@ export const usagePlanName = (stage: string, tier: string): string => `store-ord
 export const unlimitedTier = 'unlimited';
 export type LocalTierName = TierName | typeof unlimitedTier;
 
-export type StageConfig = FunctionStage & {
+export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'> & {
   readonly stage: StageName;
   readonly stackName: string;
   /** Fixed names: the orders table is a contract with the store's other systems, which write to it. */
@@ -93,9 +119,9 @@ export type StageConfig = FunctionStage & {
    */
   readonly listThrottling: Throttling;
   /**
-   * Reserved concurrency of the list function: at most this many lists run at once, and the
-   * rest of the account's concurrency stays for cancel and the authorizer (which reserve none,
-   * so they are not capped). Needs an account concurrency quota of at least this plus 100.
+   * Reserved concurrency of the list function (see FunctionStage): the rest of the account's
+   * concurrency stays for cancel and the authorizer (which reserve none, so they are not
+   * capped). Needs an account concurrency quota of at least this plus 100.
    */
   readonly listReservedConcurrency: number;
   /** Per-key limits by tier, and the tier of a key created without `--tier`. */
@@ -153,10 +179,25 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     listThrottling: { rateLimit: 2, burstLimit: 4 },
     listReservedConcurrency: 5,
     tiers: {
-      standard: { throttling: { rateLimit: 5, burstLimit: 10 }, listThrottling: { rateLimit: 0.5, burstLimit: 1 }, dailyQuota: 20_000 },
-      high: { throttling: { rateLimit: 10, burstLimit: 20 }, listThrottling: { rateLimit: 1, burstLimit: 2 }, dailyQuota: 100_000 },
+      standard: {
+        throttling: { rateLimit: 5, burstLimit: 10 },
+        listThrottling: { rateLimit: 0.5, burstLimit: 1 },
+        dailyQuota: 20_000,
+        concurrentLists: 2,
+      },
+      high: {
+        throttling: { rateLimit: 10, burstLimit: 20 },
+        listThrottling: { rateLimit: 1, burstLimit: 2 },
+        dailyQuota: 100_000,
+        concurrentLists: 3,
+      },
       // The synthetic client's key (npm run keys -- canary): five requests a minute, two of them lists, and the pre-traffic hook.
-      canary: { throttling: { rateLimit: 2, burstLimit: 5 }, listThrottling: { rateLimit: 0.5, burstLimit: 2 }, dailyQuota: 20_000 },
+      canary: {
+        throttling: { rateLimit: 2, burstLimit: 5 },
+        listThrottling: { rateLimit: 0.5, burstLimit: 2 },
+        dailyQuota: 20_000,
+        concurrentLists: 2,
+      },
     },
     defaultTier: 'standard',
     requireUsageKey: true,
@@ -164,6 +205,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     deployment: 'LambdaAllAtOnce',
     authorizerCacheTtlSeconds: 300,
     scanSegments: 4,
+    listStallSeconds: 30,
     logLevel: 'DEBUG',
     consoleTestInvoke: true,
     logRetentionDays: 14,
@@ -190,9 +232,24 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     listThrottling: { rateLimit: 5, burstLimit: 10 },
     listReservedConcurrency: 10,
     tiers: {
-      standard: { throttling: { rateLimit: 10, burstLimit: 20 }, listThrottling: { rateLimit: 0.5, burstLimit: 1 }, dailyQuota: 100_000 },
-      high: { throttling: { rateLimit: 50, burstLimit: 100 }, listThrottling: { rateLimit: 2, burstLimit: 4 }, dailyQuota: 1_000_000 },
-      canary: { throttling: { rateLimit: 2, burstLimit: 5 }, listThrottling: { rateLimit: 0.5, burstLimit: 2 }, dailyQuota: 20_000 },
+      standard: {
+        throttling: { rateLimit: 10, burstLimit: 20 },
+        listThrottling: { rateLimit: 0.5, burstLimit: 1 },
+        dailyQuota: 100_000,
+        concurrentLists: 2,
+      },
+      high: {
+        throttling: { rateLimit: 50, burstLimit: 100 },
+        listThrottling: { rateLimit: 2, burstLimit: 4 },
+        dailyQuota: 1_000_000,
+        concurrentLists: 4,
+      },
+      canary: {
+        throttling: { rateLimit: 2, burstLimit: 5 },
+        listThrottling: { rateLimit: 0.5, burstLimit: 2 },
+        dailyQuota: 20_000,
+        concurrentLists: 2,
+      },
     },
     defaultTier: 'standard',
     requireUsageKey: true,
@@ -201,6 +258,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     deployment: 'LambdaCanary10Percent15Minutes',
     authorizerCacheTtlSeconds: 300,
     scanSegments: 8,
+    listStallSeconds: 30,
     logLevel: 'INFO',
     consoleTestInvoke: false,
     // A year (Control Tower CT.CLOUDWATCH.PR.2): the access log is the record of which key cancelled which order.
@@ -231,12 +289,18 @@ export const serviceName = (config: Pick<FunctionStage, 'stage'>): string => `st
 export const localStage = {
   stage: 'local',
   keyPrefix: 'so_local_',
-  scanSegments: 4,
+  // Measured (README, Reliability): on DynamoDB Local one segment lists as fast as four and leaves
+  // cancels their throughput; with two lists at once mixed cancels fell to 37 % of their
+  // cancel-only rate (npm run load), with one they kept 81 %.
+  scanSegments: 1,
+  listReservedConcurrency: 1,
+  listStallSeconds: stages.production.listStallSeconds,
   logLevel: 'INFO',
   // As on the deployed stages, so a revocation behaves locally as it will there.
   authorizerCacheTtlSeconds: stages.production.authorizerCacheTtlSeconds,
   ordersTableName: 'orders',
   apiKeysTableName: 'api-keys',
+  listLeasesTableName: 'list-leases',
   dynamoDbPort: 8000,
   // Production's tiers, so a client meets locally the limits it will meet there, plus the developer's own.
   tiers: { ...stages.production.tiers, [unlimitedTier]: unlimitedTier } as Readonly<Record<LocalTierName, Tier | typeof unlimitedTier>>,
@@ -250,7 +314,9 @@ export const localStage = {
  * stage's (the stage throttle is the ceiling of every key together, so one key above it is a
  * typo), the list's within its key's overall limit, and a default tier that exists.
  */
-export const tierProblems = (config: Pick<StageConfig, 'tiers' | 'defaultTier' | 'throttling' | 'listThrottling'>): string[] => {
+export const tierProblems = (
+  config: Pick<StageConfig, 'tiers' | 'defaultTier' | 'throttling' | 'listThrottling' | 'listReservedConcurrency'>,
+): string[] => {
   const problems: string[] = [];
   const within = (what: string, inner: Throttling, outer: Throttling, outerName: string) => {
     if (inner.rateLimit > outer.rateLimit || inner.burstLimit > outer.burstLimit)
@@ -266,6 +332,10 @@ export const tierProblems = (config: Pick<StageConfig, 'tiers' | 'defaultTier' |
     within(`tier ${name}'s list`, tier.listThrottling, config.listThrottling, "the stage's list throttling");
     if (!Number.isInteger(tier.dailyQuota) || tier.dailyQuota < 1)
       problems.push(`tier ${name}'s daily quota must be a whole number of at least 1`);
+    if (!Number.isInteger(tier.concurrentLists) || tier.concurrentLists < 1 || tier.concurrentLists > config.listReservedConcurrency)
+      problems.push(
+        `tier ${name}'s concurrent lists must be a whole number from 1 to the stage's list concurrency (${config.listReservedConcurrency})`,
+      );
   }
   if (!(config.defaultTier in config.tiers)) problems.push(`the default tier ${config.defaultTier} is not one of the tiers`);
   return problems;

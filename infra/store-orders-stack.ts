@@ -8,8 +8,10 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { authorizationHeaderPattern } from '../shared/api-keys.ts';
+import { listLeaseAttributes } from '../shared/list-leases.ts';
 import { basePath, type Operation, type Route, routes } from '../shared/routes.ts';
 import { accessLogFormat, addGatewayResponses } from './api-gateway.ts';
+import { functionSettings } from './function-settings.ts';
 import { addLogsKey, addStageLogGroup } from './log-groups.ts';
 import {
   type DataRemovalPolicy,
@@ -109,6 +111,7 @@ export class StoreOrdersStack extends Stack {
   readonly api: apigw.RestApi;
   readonly ordersTable: dynamodb.Table;
   readonly apiKeysTable: dynamodb.Table;
+  readonly listLeasesTable: dynamodb.Table;
   readonly authorizerFunction: StoreFunction;
   readonly routeFunctions: RouteFunction[];
   readonly usagePlans: Readonly<Record<TierName, apigw.UsagePlan>>;
@@ -123,7 +126,8 @@ export class StoreOrdersStack extends Stack {
     const problems = tierProblems(this.config);
     if (problems.length > 0) throw new Error(`${this.config.stage} stage config: ${problems.join('; ')}`);
     [this.ordersTable, this.apiKeysTable] = this.addTables();
-    const tables = { orders: this.ordersTable.tableName, apiKeys: this.apiKeysTable.tableName };
+    this.listLeasesTable = this.addListLeasesTable();
+    const tables = { orders: this.ordersTable.tableName, apiKeys: this.apiKeysTable.tableName, listLeases: this.listLeasesTable.tableName };
     const logsKey = addLogsKey(this, this.config);
     const deployment = this.addDeployments(props.ignoreDeploymentAlarms ?? false);
     const common = { deployment, logsKey, tables };
@@ -174,6 +178,22 @@ export class StoreOrdersStack extends Stack {
         partitionKey: { name: 'keyHash', type: dynamodb.AttributeType.STRING },
       }),
     ];
+  }
+
+  /**
+   * One item per running list (shared/list-leases.ts): nothing to keep, so no fixed name and no
+   * retention; expired leases are removed by DynamoDB's TTL. Point-in-time recovery as on every
+   * table (Control Tower CT.DYNAMODB.PR.1): for a table of a few small items it costs nothing.
+   */
+  private addListLeasesTable(): dynamodb.Table {
+    return new dynamodb.Table(this, 'ListLeasesTable', {
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      partitionKey: { name: listLeaseAttributes.key, type: dynamodb.AttributeType.STRING },
+      timeToLiveAttribute: listLeaseAttributes.expiresAt,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
   }
 
   /** One CodeDeploy application for the stage's functions, with one service role they share. */
@@ -303,13 +323,16 @@ export class StoreOrdersStack extends Stack {
   private addRoute(route: (typeof routes)[number], common: FunctionCommons): RouteFunction {
     const integration = routeIntegrations[route.operation];
     const name = pascalCase(route.operation);
+    const { reservedConcurrency } = functionSettings[route.operation];
     const fn = new StoreFunction(this, `${name}Function`, {
       config: this.config,
       name: route.operation,
       ...common,
-      ...(route.operation === 'listOrders' ? { reservedConcurrency: this.config.listReservedConcurrency } : {}),
+      ...(reservedConcurrency === undefined ? {} : { reservedConcurrency: reservedConcurrency(this.config) }),
     });
     this.ordersTable.grant(fn.function, ...integration.ordersActions);
+    // A lease per running list of a key: taken with a conditional PutItem, given back with a conditional DeleteItem.
+    if (route.operation === 'listOrders') this.listLeasesTable.grant(fn.function, 'dynamodb:PutItem', 'dynamodb:DeleteItem');
     const method = this.api.root.resourceForPath(`${basePath}${route.path}`).addMethod(
       route.method,
       new apigw.LambdaIntegration(fn.alias, {

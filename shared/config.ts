@@ -32,6 +32,28 @@ export const functionEnvSchema = z.object({
    */
   LIST_MAX_ORDERS: integerSetting(1, 999_999_999),
   LIST_MAX_ORDERS_GZIP: integerSetting(1, 999_999_999),
+  /** The list's leases: one item per list running, per key (shared/list-leases.ts). */
+  LIST_LEASES_TABLE: tableName,
+  /**
+   * Lists one key may run at once, by tier: `standard=2,high=4,unlimited=none,*=2` (`*`: a key whose
+   * tier is not named; `none`: no per-key bound, the local developer's tier). Read into a Map, so
+   * that a tier name from a key record never reaches Object.prototype.
+   */
+  LIST_CONCURRENT_PER_KEY: z
+    .string()
+    .regex(/^(\*|[\w-]+)=(none|[1-9]\d{0,3})(,(\*|[\w-]+)=(none|[1-9]\d{0,3}))*$/, 'must be tier=count pairs, e.g. standard=2,*=2')
+    .refine((text) => text.split(',').some((pair) => pair.startsWith('*=')), "must name the default tier's count (*=…)")
+    .transform(
+      (text) =>
+        new Map(
+          text.split(',').map((pair) => {
+            const [tier, count] = pair.split('=') as [string, string];
+            return [tier, count === 'none' ? ('none' as const) : Number(count)] as const;
+          }),
+        ),
+    ),
+  /** A list whose client has taken nothing of its answer for this many seconds is cut. */
+  LIST_STALL_SECONDS: integerSetting(1, 900),
   /** Only set for local runs (DynamoDB Local); on Lambda the SDK finds DynamoDB itself. */
   DYNAMODB_ENDPOINT: z.optional(z.url()),
 });

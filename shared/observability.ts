@@ -25,6 +25,10 @@ export const metricNames = {
   listDuration: 'ListDuration',
   listFirstByte: 'ListFirstByte',
   invalidStoredOrders: 'InvalidStoredOrders',
+  /** A list refused because its key already runs its tier's concurrent lists (429). */
+  listsRefusedPerKey: 'ListsRefusedPerKey',
+  /** A list cut because its client took nothing of it for LIST_STALL_SECONDS. */
+  stalledListsCut: 'StalledListsCut',
   /** Not emitted by a function: counted from the API access log by a metric filter (infra/). */
   authorizerFailures: 'AuthorizerFailures',
   /** Likewise: requests answered 429 (a key's usage plan or the stage throttle), per route. */

@@ -128,7 +128,10 @@ export const operationContracts: Readonly<Record<Operation, OperationContract>> 
       'The array is streamed as the store is read; a client that sends `Accept-Encoding: gzip` receives it ' +
       'gzip-compressed. One answer carries at most about 1.4 million orders uncompressed and 5.6 million with gzip ' +
       '(a streamed answer is capped at 200 MB): a larger store is refused with 406 `list_too_large` before the ' +
-      'first byte, never cut off.',
+      'first byte, never cut off. Lists are bounded while they run: in production one key runs at most 2 at once (`standard` tier; ' +
+      '4 for `high`), beyond which it gets 429 `too_many_requests`; when the service runs as many lists as it takes, ' +
+      'a new one gets 503 `service_unavailable` at once; both with `Retry-After`. A client that takes nothing of the ' +
+      'answer for 30 s has its list cut (the connection closes before the closing `]`).',
     success: {
       status: 200,
       description: 'Every order, as a JSON array.',
@@ -146,7 +149,7 @@ export const operationContracts: Readonly<Record<Operation, OperationContract>> 
         },
       },
     },
-    errors: ['list_too_large', 'service_unavailable', 'internal_error'],
+    errors: ['list_too_large', 'too_many_requests', 'service_unavailable', 'internal_error'],
   },
   cancelOrder: {
     description:

@@ -6,7 +6,7 @@ import addFormats from 'ajv-formats';
 import { inject } from 'vitest';
 import { type LocalApiOptions, startLocalApi } from '../infra/local/local-api.ts';
 import { putOrders } from '../infra/local/seed.ts';
-import { apiKeysTableKey, ensureTable, ordersTableKey } from '../infra/local/tables.ts';
+import { apiKeysTableKey, ensureTable, listLeasesTableKey, ordersTableKey } from '../infra/local/tables.ts';
 import { localStage } from '../infra/stage-config.ts';
 import { createApiKey } from '../shared/api-keys.ts';
 import { createDocumentClient, type TableRef } from '../shared/dynamo.ts';
@@ -22,10 +22,12 @@ export const createTestTables = async (orders: readonly Order[] = [], endpoint: 
   const suffix = randomUUID().slice(0, 8);
   const ordersTable: TableRef = { client, tableName: `orders-${suffix}` };
   const apiKeysTable: TableRef = { client, tableName: `api-keys-${suffix}` };
+  const listLeasesTable: TableRef = { client, tableName: `list-leases-${suffix}` };
   await ensureTable(client, ordersTable.tableName, ordersTableKey);
   await ensureTable(client, apiKeysTable.tableName, apiKeysTableKey);
+  await ensureTable(client, listLeasesTable.tableName, listLeasesTableKey);
   await putOrders(ordersTable, orders);
-  return { client, orders: ordersTable, apiKeys: apiKeysTable };
+  return { client, orders: ordersTable, apiKeys: apiKeysTable, listLeases: listLeasesTable };
 };
 
 /**
@@ -46,6 +48,7 @@ export const startTestApi = async (
     port: 0,
     ordersTable: tables.orders.tableName,
     apiKeysTable: tables.apiKeys.tableName,
+    listLeasesTable: tables.listLeases.tableName,
     ...options,
     dynamoDbEndpoint: endpoint,
   });

@@ -45,6 +45,14 @@ class LocalResponseStream extends Writable {
   constructor(res: ServerResponse) {
     super();
     this.res = res;
+    // A client gone before the end (even before the function began): the function's writes fail (a
+    // pipeline into this stream ends with a premature close) instead of waiting for it forever.
+    // No error event: nothing may listen yet.
+    const gone = () => {
+      if (!res.writableFinished) this.destroy();
+    };
+    if (res.closed) queueMicrotask(gone);
+    else res.once('close', gone);
   }
   setContentType(contentType: string) {
     this.contentType = contentType;
@@ -118,6 +126,8 @@ export type LocalFunction<Handler> = {
   readonly handler: Handler;
   readonly memorySize: number;
   readonly timeoutSeconds: number;
+  /** Lambda's reserved concurrency: an invocation beyond it is throttled (API Gateway: INTEGRATION_FAILURE). */
+  readonly reservedConcurrency?: number;
 };
 
 const lambdaContext = (fn: LocalFunction<unknown>, deadline: number): Context => ({
@@ -315,6 +325,29 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     const event = proxyEvent({ req, url, route, pathParameters, requestId, stage, body, auth });
     const fn = options.functions.get(route);
     if (fn === undefined) throw new Error(`no function for ${route.operation}`);
+    // Lambda refuses an invocation beyond the function's reserved concurrency at once; API Gateway answers it.
+    const running = runningInvocations.get(fn) ?? 0;
+    if (fn.reservedConcurrency !== undefined && running >= fn.reservedConcurrency)
+      return sendGatewayResponse(res, requestId, 'INTEGRATION_FAILURE');
+    runningInvocations.set(fn, running + 1);
+    // The slot is free once the answer is complete (its function has nothing left to do but return)
+    // or the invocation has ended, whichever comes first: a client's next request never races it.
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      runningInvocations.set(fn, runningInvocations.get(fn)! - 1);
+    };
+    res.once('finish', release);
+    try {
+      await invokeRoute(fn, route, event, res);
+    } finally {
+      release();
+    }
+  };
+
+  const runningInvocations = new Map<LocalFunction<LambdaHandler>, number>();
+  const invokeRoute = async (fn: LocalFunction<LambdaHandler>, route: Route, event: APIGatewayProxyEvent, res: ServerResponse) => {
     if (route.streaming) {
       if ((fn.handler as StreamingHandler)[streaming] !== true) throw new Error(`${route.handlerFile} is not a streaming handler`);
       const stream = new LocalResponseStream(res);

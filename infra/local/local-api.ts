@@ -1,10 +1,12 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createDocumentClient } from '../../shared/dynamo.ts';
 import { routes as defaultRoutes, type Route } from '../../shared/routes.ts';
 import { type FunctionName, type FunctionSettings, functionEnvironment, functionSettings } from '../function-settings.ts';
 import { type FunctionStage, localStage } from '../stage-config.ts';
 import { type Authorizer, type Gateway, installLambdaStreamingGlobals, type LambdaHandler, startGateway } from './gateway.ts';
 import { createRateLimiter, type LocalLimits } from './rate-limits.ts';
+import { ensureTable, listLeasesTableKey } from './tables.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 let instances = 0;
@@ -14,6 +16,8 @@ export type LocalApiOptions = {
   readonly dynamoDbEndpoint: string;
   readonly ordersTable: string;
   readonly apiKeysTable: string;
+  /** The list's leases (created here when missing, as the stack creates it on AWS). */
+  readonly listLeasesTable: string;
   /** The stage settings the functions run with (default: the local stage of infra/stage-config.ts). */
   readonly stage?: FunctionStage;
   readonly routes?: readonly Route[];
@@ -44,7 +48,9 @@ export const startLocalApi = async (options: LocalApiOptions): Promise<Gateway> 
 
   // Every function's environment, as the stack sets it. The handlers share this process, so
   // they share one environment: the functions' variables must agree where they overlap.
-  const tables = { orders: options.ordersTable, apiKeys: options.apiKeysTable };
+  const tables = { orders: options.ordersTable, apiKeys: options.apiKeysTable, listLeases: options.listLeasesTable };
+  const client = createDocumentClient({ endpoint: options.dynamoDbEndpoint });
+  await ensureTable(client, options.listLeasesTable, listLeasesTableKey).finally(() => client.destroy());
   const names = ['authorizer', ...routes.map((route) => route.operation)];
   const environment: Record<string, string> = { DYNAMODB_ENDPOINT: options.dynamoDbEndpoint };
   for (const name of names.filter((name) => name in functionSettings)) {
@@ -63,7 +69,14 @@ export const startLocalApi = async (options: LocalApiOptions): Promise<Gateway> 
   const load = async <Handler>(name: string) => {
     const settings = settingsOf(name);
     const module = await import(`${pathToFileURL(resolve(repoRoot, settings.handlerFile)).href}?instance=${instance}`);
-    return { name, handler: module.handler as Handler, memorySize: settings.memorySize, timeoutSeconds: settings.timeoutSeconds };
+    return {
+      name,
+      handler: module.handler as Handler,
+      memorySize: settings.memorySize,
+      timeoutSeconds: settings.timeoutSeconds,
+      // As Lambda's reserved concurrency caps the deployed function: the local gateway refuses beyond it.
+      ...(settings.reservedConcurrency === undefined ? {} : { reservedConcurrency: settings.reservedConcurrency(stage) }),
+    };
   };
   const authorizer = await load<Authorizer>('authorizer');
   const functions = new Map(await Promise.all(routes.map(async (route) => [route, await load<LambdaHandler>(route.operation)] as const)));

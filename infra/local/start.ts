@@ -41,6 +41,7 @@ export const localEnvSchema = z.object({
   DYNAMODB_ENDPOINT: z.url({ error: 'must be a URL such as http://127.0.0.1:8000' }).optional(),
   ORDERS_TABLE: z._default(tableName, localStage.ordersTableName),
   API_KEYS_TABLE: z._default(tableName, localStage.apiKeysTableName),
+  LIST_LEASES_TABLE: z._default(tableName, localStage.listLeasesTableName),
   // Read by local-state.ts; listed here so the environment contract is in one place.
   LOCAL_STATE_FILE: z.string().min(1).optional(),
   // API Gateway's own bounds for an authorizer's result TTL.
@@ -49,6 +50,8 @@ export const localEnvSchema = z.object({
   // bad value stops the start before anything runs, not when the function is loaded.
   SCAN_SEGMENTS: z._default(functionEnvSchema.shape.SCAN_SEGMENTS.def.innerType, localStage.scanSegments),
   SCAN_PAGE_SIZE: functionEnvSchema.shape.SCAN_PAGE_SIZE,
+  // How long a list may wait for a client that takes nothing before it is cut (README, Reliability).
+  LIST_STALL_SECONDS: functionEnvSchema.shape.LIST_STALL_SECONDS.default(localStage.listStallSeconds),
 });
 
 /**
@@ -170,8 +173,9 @@ const main = async () => {
       dynamoDbEndpoint: endpoint,
       ordersTable: env.ORDERS_TABLE,
       apiKeysTable: env.API_KEYS_TABLE,
+      listLeasesTable: env.LIST_LEASES_TABLE,
       // The local stage's function settings, with what the developer chose for this run.
-      stage: { ...localStage, authorizerCacheTtlSeconds: ttl, scanSegments: env.SCAN_SEGMENTS },
+      stage: { ...localStage, authorizerCacheTtlSeconds: ttl, scanSegments: env.SCAN_SEGMENTS, listStallSeconds: env.LIST_STALL_SECONDS },
       documents: { '/v1/openapi.json': (await import('../../shared/openapi.ts')).servedOpenApiJson },
     });
     // For `npm run keys` (and other local tools): which DynamoDB and tables this run uses.

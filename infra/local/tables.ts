@@ -12,6 +12,11 @@ export const apiKeysTableKey: TableKey = {
   KeySchema: [{ AttributeName: 'keyHash', KeyType: 'HASH' }],
 };
 
+export const listLeasesTableKey: TableKey = {
+  AttributeDefinitions: [{ AttributeName: 'lease', AttributeType: 'S' }],
+  KeySchema: [{ AttributeName: 'lease', KeyType: 'HASH' }],
+};
+
 /** Creates the table unless it exists. Returns true when this call created it. */
 export const ensureTable = async (client: DocumentClient, tableName: string, key: TableKey): Promise<boolean> => {
   try {

@@ -50,8 +50,8 @@ const settings = {
   reps: positiveInt('BENCH_REPS', 5),
   strict: process.env.BENCH_STRICT === '1',
   out: process.env.BENCH_OUT ? callerPath(process.env.BENCH_OUT) : defaultOutFile(),
-  // The segment count the list handler will use (SCAN_SEGMENTS, default 4): the floor scans the same way.
-  segments: functionEnvSchema.shape.SCAN_SEGMENTS.parse(process.env.SCAN_SEGMENTS),
+  // The segment count the list handler is given (SCAN_SEGMENTS, default the local stage's): the floor scans the same way.
+  segments: functionEnvSchema.shape.SCAN_SEGMENTS.unwrap().default(localStage.scanSegments).parse(process.env.SCAN_SEGMENTS),
   memoryRuns: 2,
   // The slow client takes this long for the whole body, longer than the Scan itself.
   slowReadMs: 5_000,
@@ -643,6 +643,8 @@ const main = async () => {
       dynamoDbEndpoint: dynamoDb.endpoint,
       ordersTable: tables.orders,
       apiKeysTable: tables.apiKeys,
+      listLeasesTable: `${tables.orders}-list-leases`,
+      stage: { ...localStage, scanSegments: settings.segments },
     });
 
     const listed = await benchList(raw, `${gateway.url}/store/orders`, auth);

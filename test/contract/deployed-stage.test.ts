@@ -127,7 +127,11 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     await createApiKey(tables.apiKeys, { name: 'contract', prefix: '', key, tier: 'high', usageKey });
     const revoked = await createApiKey(tables.apiKeys, { name: 'revoked', prefix: '', key: revokedKey, usageKey: revokedUsageKey });
     await revokeApiKey(tables.apiKeys, revoked.item.keyId);
-    const names = { [logicalId(s, s.ordersTable)]: tables.orders.tableName, [logicalId(s, s.apiKeysTable)]: tables.apiKeys.tableName };
+    const names = {
+      [logicalId(s, s.ordersTable)]: tables.orders.tableName,
+      [logicalId(s, s.apiKeysTable)]: tables.apiKeys.tableName,
+      [logicalId(s, s.listLeasesTable)]: tables.listLeases.tableName,
+    };
     const endpoint = { DYNAMODB_ENDPOINT: dynamoDbEndpoint() };
     const down = { DYNAMODB_ENDPOINT: unreachableDynamoDb };
     const [list, cancel] = s.routeFunctions.map(({ fn }) => fn) as [StoreFunction, StoreFunction];

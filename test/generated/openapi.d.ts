@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * List every order
-         * @description Every order in the store, cancelled ones included, as one JSON array. No order of the items is promised. There is no filtering and no pagination in v1 (query parameters are ignored); both are planned for v2. The array is streamed as the store is read; a client that sends `Accept-Encoding: gzip` receives it gzip-compressed. One answer carries at most about 1.4 million orders uncompressed and 5.6 million with gzip (a streamed answer is capped at 200 MB): a larger store is refused with 406 `list_too_large` before the first byte, never cut off.
+         * @description Every order in the store, cancelled ones included, as one JSON array. No order of the items is promised. There is no filtering and no pagination in v1 (query parameters are ignored); both are planned for v2. The array is streamed as the store is read; a client that sends `Accept-Encoding: gzip` receives it gzip-compressed. One answer carries at most about 1.4 million orders uncompressed and 5.6 million with gzip (a streamed answer is capped at 200 MB): a larger store is refused with 406 `list_too_large` before the first byte, never cut off. Lists are bounded while they run: in production one key runs at most 2 at once (`standard` tier; 4 for `high`), beyond which it gets 429 `too_many_requests`; when the service runs as many lists as it takes, a new one gets 503 `service_unavailable` at once; both with `Retry-After`. A client that takes nothing of the answer for 30 s has its list cut (the connection closes before the closing `]`).
          */
         get: operations["listOrders"];
         put?: never;
@@ -193,7 +193,7 @@ export interface operations {
             /**
              * @description Error record. Possible `code` values:
              *
-             *     - `too_many_requests` (API gateway): Too many requests: slow down and retry later.
+             *     - `too_many_requests` (service or API gateway): Too many requests: slow down and retry later.
              */
             429: {
                 headers: {

@@ -5,7 +5,7 @@ import type { APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
 import { putOrders } from '../../infra/local/seed.ts';
-import { apiKeysTableKey, ensureTable, ordersTableKey } from '../../infra/local/tables.ts';
+import { apiKeysTableKey, ensureTable, listLeasesTableKey, ordersTableKey } from '../../infra/local/tables.ts';
 import { localStage } from '../../infra/stage-config.ts';
 import { createApiKey } from '../../shared/api-keys.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
@@ -201,6 +201,7 @@ describe('while DynamoDB is down (process killed), and after it is back', () => 
     // What a data folder would have kept: the tables, the orders, the keys.
     await ensureTable(api.client, api.orders.tableName, ordersTableKey);
     await ensureTable(api.client, api.apiKeys.tableName, apiKeysTableKey);
+    await ensureTable(api.client, api.listLeases.tableName, listLeasesTableKey);
     await putOrders(api.orders, pending);
     await createApiKey(api.apiKeys, { name: 'test', prefix: '', key });
 

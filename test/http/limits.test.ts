@@ -9,11 +9,17 @@ import { dynamoDbEndpoint, order, request, startTestApi } from '../support.ts';
 
 // Tiers small enough to reach in a few requests; the rates refill nothing within a test.
 const slow = 0.001;
-const tiny: Tier = { throttling: { rateLimit: slow, burstLimit: 3 }, listThrottling: { rateLimit: slow, burstLimit: 1 }, dailyQuota: 1000 };
+const tiny: Tier = {
+  throttling: { rateLimit: slow, burstLimit: 3 },
+  listThrottling: { rateLimit: slow, burstLimit: 1 },
+  dailyQuota: 1000,
+  concurrentLists: 1,
+};
 const twoADay: Tier = {
   throttling: { rateLimit: 100, burstLimit: 100 },
   listThrottling: { rateLimit: 100, burstLimit: 100 },
   dailyQuota: 2,
+  concurrentLists: 1,
 };
 const limits: LocalLimits = { tiers: { ...localStage.tiers, tiny, twoADay }, defaultTier: 'tiny' };
 

@@ -1,4 +1,9 @@
-import { DescribeTableCommand, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  ProvisionedThroughputExceededException,
+  ResourceInUseException,
+} from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, NumberValue, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -31,11 +36,14 @@ beforeEach(() => {
   dynamo.on(DescribeTableCommand).resolves({ Table: { ItemCount: 2 } });
 });
 beforeAll(async () => {
+  // The list-leases table exists (the local API creates it when missing); leases are taken and given back as PutItem/DeleteItem.
+  dynamo.on(CreateTableCommand).rejects(new ResourceInUseException({ message: 'exists', $metadata: {} }));
   api = await startLocalApi({
     port: 0,
     dynamoDbEndpoint: 'http://127.0.0.1:9',
     ordersTable: 'orders',
     apiKeysTable: 'api-keys',
+    listLeasesTable: 'list-leases',
     // One segment, so the page order is known: the first page streams, the second fails.
     stage: { ...localStage, scanSegments: 1 },
   });

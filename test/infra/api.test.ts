@@ -389,8 +389,18 @@ describe('the tier check', () => {
     const problems = tierProblems({
       ...base,
       tiers: {
-        standard: { throttling: { rateLimit: 21, burstLimit: 10 }, listThrottling: { rateLimit: 0.5, burstLimit: 1 }, dailyQuota: 10 },
-        high: { throttling: { rateLimit: 5, burstLimit: 10 }, listThrottling: { rateLimit: 6, burstLimit: 1 }, dailyQuota: 0.5 },
+        standard: {
+          throttling: { rateLimit: 21, burstLimit: 10 },
+          listThrottling: { rateLimit: 0.5, burstLimit: 1 },
+          dailyQuota: 10,
+          concurrentLists: 2,
+        },
+        high: {
+          throttling: { rateLimit: 5, burstLimit: 10 },
+          listThrottling: { rateLimit: 6, burstLimit: 1 },
+          dailyQuota: 0.5,
+          concurrentLists: 6,
+        },
         canary: base.tiers.canary,
       },
       defaultTier: 'premium' as 'standard',
@@ -400,6 +410,7 @@ describe('the tier check', () => {
       "tier high's list (6/s, burst 1) exceeds tier high's own (5/s, burst 10)",
       "tier high's list (6/s, burst 1) exceeds the stage's list throttling (2/s, burst 4)",
       "tier high's daily quota must be a whole number of at least 1",
+      "tier high's concurrent lists must be a whole number from 1 to the stage's list concurrency (5)",
       'the default tier premium is not one of the tiers',
     ]);
   });

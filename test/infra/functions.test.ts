@@ -15,6 +15,7 @@ describe.each(stageNames)('the %s functions', (stage) => {
   const ids = ['ListOrdersFunction', 'CancelOrderFunction', 'AuthorizerFunction'];
   const ordersTable = logicalId(s, s.ordersTable);
   const apiKeysTable = logicalId(s, s.apiKeysTable);
+  const listLeasesTable = logicalId(s, s.listLeasesTable);
 
   it('are three: one per route and the authorizer (and, beside them, the pre-traffic hook)', () => {
     t.resourceCountIs('AWS::Lambda::Function', 4);
@@ -50,6 +51,9 @@ describe.each(stageNames)('the %s functions', (stage) => {
     expect(functionProperties('ListOrdersFunction').Environment.Variables).toMatchObject({
       ORDERS_TABLE: { Ref: ordersTable },
       SCAN_SEGMENTS: String(config.scanSegments),
+      LIST_LEASES_TABLE: { Ref: listLeasesTable },
+      LIST_STALL_SECONDS: String(config.listStallSeconds),
+      LIST_CONCURRENT_PER_KEY: `standard=${config.tiers.standard.concurrentLists},high=${config.tiers.high.concurrentLists},*=${config.tiers[config.defaultTier].concurrentLists}`,
     });
     expect(functionProperties('CancelOrderFunction').Environment.Variables).toMatchObject({ ORDERS_TABLE: { Ref: ordersTable } });
     expect(functionProperties('AuthorizerFunction').Environment.Variables).toMatchObject({ API_KEYS_TABLE: { Ref: apiKeysTable } });
@@ -73,13 +77,27 @@ describe.each(stageNames)('the %s functions', (stage) => {
     const roleOf = (id: string) => logicalId(s, fn(id).role);
     const xrayAndLogs = ['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 
-    it('lets listOrders only Scan the orders table and read its item count', () => {
-      expect(roleActions(t, roleOf('ListOrdersFunction'))).toEqual([...xrayAndLogs, 'dynamodb:DescribeTable', 'dynamodb:Scan'].sort());
+    it('lets listOrders only Scan the orders table and read its item count, and put and delete list leases', () => {
+      expect(roleActions(t, roleOf('ListOrdersFunction'))).toEqual(
+        [...xrayAndLogs, 'dynamodb:DescribeTable', 'dynamodb:Scan', 'dynamodb:PutItem', 'dynamodb:DeleteItem'].sort(),
+      );
       t.hasResourceProperties('AWS::IAM::Policy', {
         Roles: [{ Ref: roleOf('ListOrdersFunction') }],
         PolicyDocument: {
           Statement: Match.arrayWith([
             { Action: ['dynamodb:DescribeTable', 'dynamodb:Scan'], Effect: 'Allow', Resource: { 'Fn::GetAtt': [ordersTable, 'Arn'] } },
+          ]),
+        },
+      });
+      t.hasResourceProperties('AWS::IAM::Policy', {
+        Roles: [{ Ref: roleOf('ListOrdersFunction') }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            {
+              Action: Match.arrayEquals(['dynamodb:DeleteItem', 'dynamodb:PutItem']),
+              Effect: 'Allow',
+              Resource: { 'Fn::GetAtt': [listLeasesTable, 'Arn'] },
+            },
           ]),
         },
       });

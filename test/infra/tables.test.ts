@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apiKeysTableKey, ordersTableKey } from '../../infra/local/tables.ts';
+import { apiKeysTableKey, listLeasesTableKey, ordersTableKey } from '../../infra/local/tables.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { stageNames, synthApp } from './support.ts';
 
@@ -13,8 +13,8 @@ describe.each(stageNames)('the %s tables', (stage) => {
     { name: config.apiKeysTableName, key: apiKeysTableKey },
   ];
 
-  it('are the orders table (id N) and the API-keys table (keyHash S), with the fixed names of the stage', () => {
-    t.resourceCountIs('AWS::DynamoDB::Table', 2);
+  it('are the orders table (id N) and the API-keys table (keyHash S), with the fixed names of the stage, and the list leases', () => {
+    t.resourceCountIs('AWS::DynamoDB::Table', 3);
     t.hasResourceProperties('AWS::DynamoDB::Table', {
       TableName: config.ordersTableName,
       KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
@@ -45,8 +45,27 @@ describe.each(stageNames)('the %s tables', (stage) => {
     });
   });
 
-  it('never deletes a table, on stack deletion or replacement', () => {
-    for (const table of Object.values(t.findResources('AWS::DynamoDB::Table'))) {
+  it('holds list leases in an on-demand, encrypted, recoverable table whose expired items DynamoDB removes (TTL on expiresAt)', () => {
+    t.hasResource('AWS::DynamoDB::Table', {
+      Properties: {
+        KeySchema: listLeasesTableKey.KeySchema,
+        AttributeDefinitions: listLeasesTableKey.AttributeDefinitions,
+        BillingMode: 'PAY_PER_REQUEST',
+        SSESpecification: { SSEEnabled: true },
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+      },
+      // Leases of lists running now, nothing to keep: it goes with the stack.
+      DeletionPolicy: 'Delete',
+    });
+  });
+
+  it('never deletes a data table, on stack deletion or replacement', () => {
+    const dataTables = Object.values(t.findResources('AWS::DynamoDB::Table')).filter((table) =>
+      [config.ordersTableName, config.apiKeysTableName].includes(table.Properties.TableName),
+    );
+    expect(dataTables).toHaveLength(2);
+    for (const table of dataTables) {
       expect(['Retain', 'RetainExceptOnCreate']).toContain(table.DeletionPolicy);
       expect(table.UpdateReplacePolicy).toBe('Retain');
     }

@@ -7,8 +7,13 @@
  *
  *   LOAD_SECONDS      total time under load, split across the rounds (default 15)
  *   LOAD_ROUNDS       rounds; the service's memory is read before the first and after each (default 3)
- *   LOAD_CONNECTIONS  concurrent connections: a quarter list, the rest cancel (default 8)
- *   LOAD_ORDERS       orders seeded (default 1000): 70 % pending, the rest shipped, cancelled or placed
+ *   LOAD_CONNECTIONS  concurrent connections: a quarter list (at most the local stage's list concurrency), the rest cancel (default 8)
+ *   LOAD_ORDERS       orders seeded (default 20000): 70 % pending, the rest shipped, cancelled or placed
+ *   LOAD_OVERLOAD_SECONDS      each half of the overload phase: cancels only, then the mix (default 20; 0 skips it)
+ *   LOAD_OVERLOAD_CONNECTIONS  keep-alive clients of the overload phase (default 50)
+ *   LOAD_OVERLOAD_LIST_SHARE   share of the mix's requests that are lists (default 0.1)
+ *   LOAD_CHECK_FAIRNESS        1 (default): fail when mixed cancels fall below half their cancel-only
+ *                              rate or a refused list waited 1 s or more; 0: report only
  *   DYNAMODB_ENDPOINT use this DynamoDB (fresh, uniquely named tables) instead of starting DynamoDB Local
  *
  * The script starts DynamoDB Local itself and gives it to the service (DYNAMODB_ENDPOINT), so that
@@ -25,6 +30,7 @@ import { join } from 'node:path';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import autocannon from 'autocannon';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
+import { localStage } from '../../infra/stage-config.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 
 const setting = (name: string, fallback: number, min: number): number => {
@@ -38,9 +44,14 @@ const settings = {
   seconds: setting('LOAD_SECONDS', 15, 1),
   rounds: Math.trunc(setting('LOAD_ROUNDS', 3, 1)),
   connections: Math.trunc(setting('LOAD_CONNECTIONS', 8, 2)),
-  orders: Math.trunc(setting('LOAD_ORDERS', 1000, 10)),
+  orders: Math.trunc(setting('LOAD_ORDERS', 20_000, 10)),
+  overloadSeconds: Math.trunc(setting('LOAD_OVERLOAD_SECONDS', 20, 0)),
+  overloadConnections: Math.trunc(setting('LOAD_OVERLOAD_CONNECTIONS', 50, 2)),
+  overloadListShare: setting('LOAD_OVERLOAD_LIST_SHARE', 0.1, 0),
+  checkFairness: setting('LOAD_CHECK_FAIRNESS', 1, 0) !== 0,
 };
-const listConnections = Math.max(1, Math.round(settings.connections / 4));
+// No more lists at once than the local stage runs: the rounds measure lists and cancels side by side, the overload the refusals.
+const listConnections = Math.min(localStage.listReservedConcurrency, Math.max(1, Math.round(settings.connections / 4)));
 const cancelConnections = settings.connections - listConnections;
 const roundSeconds = Math.max(1, Math.round(settings.seconds / settings.rounds));
 const key = `so_local_load-${randomUUID()}`;
@@ -150,6 +161,9 @@ const runRound = async (
       {
         method: 'GET',
         onResponse: (status, body) => {
+          // Refused because the stage's lists are all running (as API Gateway answers the list function at its reserved concurrency).
+          if (status === 503 && !body.includes('"code":"service_unavailable"'))
+            problems.push(`a list answered 503 with ${body.slice(0, 100)}`);
           if (status !== 200) return;
           // Every order, every time, exactly: a list cut short must never pass for a whole one.
           const ids = body.match(/"id":-?\d+/g) ?? [];
@@ -183,6 +197,130 @@ const runRound = async (
   });
   const [listResult, cancelResult] = await Promise.all([list, cancel]);
   return [figures('GET /v1/store/orders', listResult), figures('DELETE /v1/store/orders/{orderId}', cancelResult)];
+};
+
+// ----------------------------------------------------------------------------------------
+// Overload: the same clients sending only cancels, then 10 % lists among the cancels
+// ----------------------------------------------------------------------------------------
+
+type Kind = 'list' | 'cancel';
+type KindFigures = { count: number; statuses: Record<string, number>; latencies: number[] };
+type Overload = { cancelOnly: RouteFigures; mixed: Record<Kind, KindFigures>; refusedLatencies: number[]; seconds: number };
+
+const percentile = (values: readonly number[], p: number) => {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
+};
+
+const randomCancelPath = (orders: readonly SeedOrder[]) => {
+  const id =
+    Math.random() < 0.05 ? String(10_000_000 + Math.trunc(Math.random() * 1000)) : orders[Math.trunc(Math.random() * orders.length)]!.id;
+  return { id, path: `/v1/store/orders/${id}` };
+};
+
+/**
+ * The issue-20 scenario: `overloadConnections` keep-alive clients send only cancels, then the
+ * same clients send lists (`overloadListShare` of their requests) among the cancels. Each request's
+ * kind is drawn when it is sent; its latency is measured from then to its last byte.
+ */
+const runOverload = async (
+  service: Service,
+  orders: readonly SeedOrder[],
+  problems: string[],
+  cancels204: Cancel204[],
+): Promise<Overload> => {
+  const headers = { authorization: `Bearer ${key}` };
+  const seconds = settings.overloadSeconds;
+  const connections = settings.overloadConnections;
+  const onCancel = (status: number, context: object) => {
+    if (status === 204) cancels204.push({ id: (context as { id: string }).id, at: Date.now() });
+  };
+  const cancelOnly = await autocannon({
+    url: service.url,
+    connections,
+    duration: seconds,
+    headers,
+    requests: [
+      {
+        method: 'DELETE',
+        setupRequest: (request, context) => {
+          const { id, path } = randomCancelPath(orders);
+          (context as { id?: string }).id = id;
+          return { ...request, path };
+        },
+        onResponse: (status, _body, context) => onCancel(status, context),
+      },
+    ],
+  });
+  const mixed: Record<Kind, KindFigures> = {
+    list: { count: 0, statuses: {}, latencies: [] },
+    cancel: { count: 0, statuses: {}, latencies: [] },
+  };
+  const refusedLatencies: number[] = [];
+  type Sent = { id?: string; kind?: Kind; sentAt?: number };
+  await autocannon({
+    url: service.url,
+    connections,
+    duration: seconds,
+    headers,
+    requests: [
+      {
+        setupRequest: (request, context) => {
+          const sent = context as Sent;
+          sent.sentAt = performance.now();
+          if (Math.random() < settings.overloadListShare) {
+            sent.kind = 'list';
+            return { ...request, method: 'GET', path: '/v1/store/orders' };
+          }
+          const { id, path } = randomCancelPath(orders);
+          Object.assign(sent, { kind: 'cancel', id });
+          return { ...request, method: 'DELETE', path };
+        },
+        onResponse: (status, body, context) => {
+          const sent = context as Sent;
+          const figures = mixed[sent.kind!];
+          figures.count += 1;
+          figures.statuses[status] = (figures.statuses[status] ?? 0) + 1;
+          const latency = performance.now() - sent.sentAt!;
+          if (sent.kind === 'cancel' || status === 200) figures.latencies.push(latency);
+          else refusedLatencies.push(latency);
+          if (sent.kind === 'cancel') return onCancel(status, context);
+          if (status === 200) {
+            const ids = body.match(/"id":-?\d+/g) ?? [];
+            if (!body.endsWith(']') || ids.length !== orders.length) problems.push(`a list held ${ids.length} of ${orders.length} orders`);
+          } else if (status === 503 || status === 429) {
+            // Refused: the stage's list concurrency (503, as API Gateway answers a throttled function) or the key's (429).
+            const expected = status === 503 ? 'service_unavailable' : 'too_many_requests';
+            if (!body.includes(`"code":"${expected}"`)) problems.push(`a refused list answered ${status} with ${body.slice(0, 100)}`);
+          } else problems.push(`a list answered ${status}`);
+        },
+      },
+    ],
+  });
+  return { cancelOnly: figures('DELETE only', cancelOnly), mixed, refusedLatencies, seconds };
+};
+
+/** The overload's figures and what they must show: cancels keep half their rate, no cancel 5xx, refusals quick. */
+const reportOverload = ({ cancelOnly, mixed, refusedLatencies, seconds }: Overload, problems: string[]) => {
+  const mixedCancelRate = mixed.cancel.count / seconds;
+  const ratio = cancelOnly.perSecond === 0 ? 0 : mixedCancelRate / cancelOnly.perSecond;
+  const cancelFiveXx = Object.entries(mixed.cancel.statuses).filter(([status]) => Number(status) >= 500);
+  const refusedP99 = percentile(refusedLatencies, 99);
+  console.log(
+    `\nOverload (${settings.overloadConnections} keep-alive clients, ${seconds} s each):\n` +
+      `cancels only: ${cancelOnly.perSecond.toFixed(0)}/s, p50 ${ms(cancelOnly.p50)}, p99 ${ms(cancelOnly.p99)}, ${JSON.stringify(cancelOnly.statuses)}\n` +
+      `mixed, cancels: ${mixedCancelRate.toFixed(0)}/s (${(ratio * 100).toFixed(0)} % of cancels only), p50 ${ms(percentile(mixed.cancel.latencies, 50))}, p99 ${ms(percentile(mixed.cancel.latencies, 99))}, ${JSON.stringify(mixed.cancel.statuses)}\n` +
+      `mixed, lists: ${mixed.list.count} (${JSON.stringify(mixed.list.statuses)}), answered p50 ${ms(percentile(mixed.list.latencies, 50))}; ` +
+      `refused: ${refusedLatencies.length}, p50 ${ms(percentile(refusedLatencies, 50))}, p99 ${ms(refusedP99)}`,
+  );
+  if (Object.keys(cancelOnly.statuses).some((status) => Number(status) >= 500))
+    problems.push(`cancels only: 5xx ${JSON.stringify(cancelOnly.statuses)}`);
+  if (cancelFiveXx.length > 0) problems.push(`mixed: cancels answered 5xx ${JSON.stringify(Object.fromEntries(cancelFiveXx))}`);
+  if (cancelOnly.errors > 0) problems.push(`cancels only: ${cancelOnly.errors} connection errors or timeouts`);
+  if (settings.checkFairness && ratio < 0.5)
+    problems.push(`mixed cancels ran at ${(ratio * 100).toFixed(0)} % of their cancel-only rate (at least 50 % expected)`);
+  if (settings.checkFairness && refusedP99 >= 1000) problems.push(`refused lists waited up to ${refusedP99} ms (p99) for their refusal`);
 };
 
 // ----------------------------------------------------------------------------------------
@@ -241,8 +379,8 @@ const checkTable = async (
     else if (cancelledAt < startedAt - 1_000 || cancelledAt > acknowledged)
       problems.push(`order ${order.id}: cancelledAt ${now.cancelledAt} was set after its first 204 (set twice?)`);
   }
-  // At most one request per cancelling connection is in flight when a round ends; the warm-up's one connection included.
-  if (unanswered > cancelConnections * settings.rounds + 1)
+  // At most one request per cancelling connection is in flight when a round ends; the warm-up's one connection and the overload's two phases included.
+  if (unanswered > cancelConnections * settings.rounds + 1 + (settings.overloadSeconds > 0 ? 2 * settings.overloadConnections : 0))
     problems.push(`${unanswered} orders were cancelled without a 204 reaching the client`);
   return { transitions, unanswered, problems };
 };
@@ -300,14 +438,17 @@ const main = async () => {
           mb(memory.rss),
           mb(memory.heapUsed),
         ]);
-        const fiveXx = Object.entries(r.statuses).filter(([status]) => Number(status) >= 500);
+        // A list's 503 is a refusal at the stage's list concurrency (checked above to be service_unavailable), not a failure.
+        const isList = r.route.startsWith('GET');
+        const fiveXx = Object.entries(r.statuses).filter(([status]) => Number(status) >= 500 && !(isList && status === '503'));
         if (fiveXx.length > 0) problems.push(`round ${round}, ${r.route}: ${JSON.stringify(Object.fromEntries(fiveXx))} 5xx`);
-        const allowed = r.route.startsWith('GET') ? ['200'] : ['204', '404', '409'];
+        const allowed = isList ? ['200'] : ['204', '404', '409'];
         const unexpected = Object.keys(r.statuses).filter((status) => !allowed.includes(status) && Number(status) < 500);
         if (unexpected.length > 0) problems.push(`round ${round}, ${r.route}: unexpected status ${unexpected.join(', ')}`);
         if (r.errors > 0) problems.push(`round ${round}, ${r.route}: ${r.errors} connection errors or timeouts`);
       }
     }
+    const overload = settings.overloadSeconds > 0 ? await runOverload(service, orders, problems, cancels204) : undefined;
     // Stopping the service finishes what is still in flight and flushes its metrics.
     service.child.kill('SIGTERM');
     const [exitCode] = (await once(service.child, 'exit')) as [number | null];
@@ -320,6 +461,7 @@ const main = async () => {
     const counted = countedTransitions(service.output());
     if (counted > table.transitions)
       problems.push(`the service counted ${counted} transitions (OrdersCancelled), the table shows only ${table.transitions}`);
+    if (overload !== undefined) reportOverload(overload, problems);
     const header = ['round', 'route', 'requests', 'req/s', 'p50', 'p99', 'statuses', 'errors', 'service rss', 'service heap'];
     console.log(`\n${[header, ...rows].map((row) => row.join(' | ')).join('\n')}\n`);
     const uncounted = table.transitions - counted;
@@ -340,7 +482,10 @@ const main = async () => {
     await rm(dir, { recursive: true, force: true });
   }
   if (problems.length > 0) console.error(`\nFAILED: ${problems.length} problem(s)\n- ${[...new Set(problems)].slice(0, 20).join('\n- ')}`);
-  else if (!failed) console.log('OK: no 5xx, no unexpected status, every list whole, no lost or double transition');
+  else if (!failed)
+    console.log(
+      'OK: no 5xx (lists refused at the list concurrency aside), no unexpected status, every list whole, no lost or double transition',
+    );
   process.exitCode = failed || problems.length > 0 ? 1 : 0;
 };
 

@@ -1,0 +1,113 @@
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localStage } from '../../infra/stage-config.ts';
+import { errorRecord } from '../../shared/errors.ts';
+import { type ServiceProcess, startServiceProcess, stopServiceProcess } from '../service-process.ts';
+import { createTestTables, dynamoDbEndpoint, order, request } from '../support.ts';
+
+// Orders as large as the table contract allows (about 200 bytes of JSON each): together more than
+// the ~4 MB that the kernel's and Node's buffers on loopback take in for a client that reads nothing.
+const fatOrders = Array.from({ length: 30_000 }, (_, i) =>
+  order(String(9_000_000_000_000_000_000n + BigInt(i)), 'x'.repeat(64), {
+    petId: '9223372036854775807',
+    quantity: '2000000000',
+    shipDate: '2026-11-24T02:00:00.000+00:00',
+    complete: false,
+  }),
+);
+
+const key = 'so_local_stall-test-key-0000000000';
+
+/** Sends the list request and, once the answer has begun (the function runs), reads nothing more. */
+const pausedList = async (port: number): Promise<{ socket: Socket; first: Buffer }> => {
+  const socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.write(`GET /v1/store/orders HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n\r\n`);
+  const [first] = (await once(socket, 'data')) as [Buffer];
+  socket.pause();
+  return { socket, first };
+};
+
+/** Everything the socket received, once it reads again, until the server has closed it. */
+const drain = async ({ socket, first }: { socket: Socket; first: Buffer }): Promise<string> => {
+  const chunks: Buffer[] = [first];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.resume();
+  await once(socket, 'close');
+  return Buffer.concat(chunks).toString('latin1');
+};
+
+describe('a list whose client stops reading (npm start, LIST_STALL_SECONDS=1)', () => {
+  let service: ServiceProcess;
+  let port: number;
+  beforeAll(async () => {
+    const tables = await createTestTables(fatOrders);
+    service = await startServiceProcess('npm', {
+      DYNAMODB_ENDPOINT: dynamoDbEndpoint(),
+      ORDERS_TABLE: tables.orders.tableName,
+      API_KEYS_TABLE: tables.apiKeys.tableName,
+      LIST_LEASES_TABLE: tables.listLeases.tableName,
+      STORE_API_KEY: key,
+      LIST_STALL_SECONDS: '1',
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+      POWERTOOLS_METRICS_DISABLED: 'false',
+    });
+    expect(service.url, service.output()).toBeDefined();
+    port = Number(new URL(service.url!).port);
+  }, 180_000);
+  afterAll(async () => {
+    if (service?.exitCode === undefined) await stopServiceProcess(service);
+  });
+
+  it('is cut, stops scanning, logs and counts it, and frees its slot for the next list', async () => {
+    const auth = { Authorization: `Bearer ${key}` };
+    // Every list slot of the local stage taken by a client that reads nothing.
+    const paused = await Promise.all(Array.from({ length: localStage.listReservedConcurrency }, () => pausedList(port)));
+    // Meanwhile a list is refused at once, as API Gateway answers a function at its reserved concurrency.
+    const refused = await request(service.url!, 'GET', '/store/orders', auth);
+    expect(refused.status).toBe(503);
+    expect(refused.body).toEqual(errorRecord('service_unavailable'));
+    expect(refused.headers.get('retry-after')).toBe('1');
+
+    // The readiness signal: the function's own log line for each cut list (no clock in this test).
+    const cuts = () => service.output().match(/"message":"list cut: the client stopped reading"/g)?.length ?? 0;
+    while (cuts() < paused.length) await sleep(100);
+    const bodies = await Promise.all(paused.map(drain));
+    for (const body of bodies) {
+      expect(body.slice(0, 15)).toBe('HTTP/1.1 200 OK');
+      // Cut: the array never closes, and no chunked terminator pretends the answer is whole.
+      expect(body.slice(-20)).not.toMatch(/\](\r\n0\r\n\r\n)?$/);
+      expect(body.length).toBeLessThan(fatOrders.length * 200);
+    }
+    expect(service.output()).toMatch(/"StalledListsCut":1/);
+    // No cut list reports itself as listed in full.
+    expect(service.output()).not.toContain('"message":"orders listed"');
+
+    // The slots are free again: the next list runs to its end.
+    const next = await fetch(`${service.url}/store/orders`, { headers: auth });
+    expect(next.status).toBe(200);
+    const text = await next.text();
+    expect(text.endsWith(']')).toBe(true);
+    expect(text.match(/"id":/g)?.length).toBe(fatOrders.length);
+  }, 120_000);
+
+  it('frees the slots of lists whose clients leave mid-list, and goes on serving', async () => {
+    const auth = { Authorization: `Bearer ${key}` };
+    const left = await Promise.all(Array.from({ length: localStage.listReservedConcurrency }, () => pausedList(port)));
+    for (const { socket } of left) socket.destroy();
+    // The readiness signal: each cut list's completion line (outcome truncated); then the slots come free.
+    const truncated = () => service.output().match(/"message":"response cut short"/g)?.length ?? 0;
+    const before = truncated();
+    while (truncated() < before + left.length) await sleep(100);
+    let next = await fetch(`${service.url}/store/orders`, { headers: auth });
+    // A slot is given back once the list's function has returned, just after its log line: at most a refusal or two.
+    while (next.status === 503) {
+      await next.text();
+      next = await fetch(`${service.url}/store/orders`, { headers: auth });
+    }
+    expect(next.status).toBe(200);
+    expect((await next.text()).match(/"id":/g)?.length).toBe(fatOrders.length);
+  }, 120_000);
+});
