@@ -39,12 +39,13 @@ export const functionEnvSchema = z.object({
    * tier is not named; `none`: no per-key bound, the local developer's tier). Read into a Map, so
    * that a tier name from a key record never reaches Object.prototype.
    */
-  LIST_CONCURRENT_PER_KEY: z
-    .string()
-    .regex(/^(\*|[\w-]+)=(none|[1-9]\d{0,3})(,(\*|[\w-]+)=(none|[1-9]\d{0,3}))*$/, 'must be tier=count pairs, e.g. standard=2,*=2')
-    .refine((text) => text.split(',').some((pair) => pair.startsWith('*=')), "must name the default tier's count (*=…)")
-    .transform(
-      (text) =>
+  LIST_CONCURRENT_PER_KEY: z.pipe(
+    z.string().check(
+      z.regex(/^(\*|[\w-]+)=(none|[1-9]\d{0,3})(,(\*|[\w-]+)=(none|[1-9]\d{0,3}))*$/, 'must be tier=count pairs, e.g. standard=2,*=2'),
+      z.refine((text: string) => text.split(',').some((pair) => pair.startsWith('*=')), "must name the default tier's count (*=…)"),
+    ),
+    z.transform(
+      (text: string) =>
         new Map(
           text.split(',').map((pair) => {
             const [tier, count] = pair.split('=') as [string, string];
@@ -52,6 +53,7 @@ export const functionEnvSchema = z.object({
           }),
         ),
     ),
+  ),
   /** A list whose client has taken nothing of its answer for this many seconds is cut. */
   LIST_STALL_SECONDS: integerSetting(1, 900),
   /** Only set for local runs (DynamoDB Local); on Lambda the SDK finds DynamoDB itself. */

@@ -51,7 +51,7 @@ export const localEnvSchema = z.object({
   SCAN_SEGMENTS: z._default(functionEnvSchema.shape.SCAN_SEGMENTS.def.innerType, localStage.scanSegments),
   SCAN_PAGE_SIZE: functionEnvSchema.shape.SCAN_PAGE_SIZE,
   // How long a list may wait for a client that takes nothing before it is cut (README, Reliability).
-  LIST_STALL_SECONDS: functionEnvSchema.shape.LIST_STALL_SECONDS.default(localStage.listStallSeconds),
+  LIST_STALL_SECONDS: z._default(functionEnvSchema.shape.LIST_STALL_SECONDS, localStage.listStallSeconds),
 });
 
 /**

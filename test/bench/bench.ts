@@ -29,6 +29,7 @@ import { apiKeysTableKey, ensureTable, ordersTableKey } from '../../infra/local/
 import { localStage } from '../../infra/stage-config.ts';
 import { createApiKey, hashApiKey } from '../../shared/api-keys.ts';
 import { functionEnvSchema } from '../../shared/config.ts';
+import * as z from '../../shared/zod.ts';
 import { createDocumentClient, type DocumentClient } from '../../shared/dynamo.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { costScenarios, costText } from './cost.ts';
@@ -51,7 +52,7 @@ const settings = {
   strict: process.env.BENCH_STRICT === '1',
   out: process.env.BENCH_OUT ? callerPath(process.env.BENCH_OUT) : defaultOutFile(),
   // The segment count the list handler is given (SCAN_SEGMENTS, default the local stage's): the floor scans the same way.
-  segments: functionEnvSchema.shape.SCAN_SEGMENTS.unwrap().default(localStage.scanSegments).parse(process.env.SCAN_SEGMENTS),
+  segments: z._default(functionEnvSchema.shape.SCAN_SEGMENTS.def.innerType, localStage.scanSegments).parse(process.env.SCAN_SEGMENTS),
   memoryRuns: 2,
   // The slow client takes this long for the whole body, longer than the Scan itself.
   slowReadMs: 5_000,

@@ -276,7 +276,7 @@ describe("the pipeline's deploy identity may make every call the preflight makes
   it('allows each of them, in the stage account, by the policy the README gives (docs/pipeline)', async () => {
     await runPreflight(stages[stage], clients, { region: pipelineRegion, qualifier: 'hnb659fds' });
     const commands = [sts, ssm, cloudFormation, lambda, apiGateway, sns].flatMap((mock) =>
-      mock.calls().map((call) => call.args[0] as { constructor: { name: string }; input: Record<string, string> }),
+      mock.calls().map((call) => call.args[0] as unknown as { constructor: { name: string }; input: Record<string, string> }),
     );
     expect(commands.length).toBeGreaterThan(5);
     const verdicts = await Promise.all(
