@@ -56,7 +56,11 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
     });
     fake = await startFakeAws();
     fake.secrets.set(canaryKeySecretName(config.stage), JSON.stringify({ key: canaryKey, keyId: created.item.keyId, usageIdentifierKey }));
-    const names = { [logicalId(s, s.ordersTable)]: tables.orders.tableName, [logicalId(s, s.apiKeysTable)]: tables.apiKeys.tableName };
+    const names = {
+      [logicalId(s, s.ordersTable)]: tables.orders.tableName,
+      [logicalId(s, s.apiKeysTable)]: tables.apiKeys.tableName,
+      [logicalId(s, s.listLeasesTable)]: tables.listLeases.tableName,
+    };
     const endpoint = { DYNAMODB_ENDPOINT: dynamoDbEndpoint() };
     const deployed = (fn: StoreFunction) => deployedFunction(t, outdir, logicalId(s, fn.function), names, endpoint);
     functions = { authorizer: deployed(s.authorizerFunction), listOrders: deployed(listFn), cancelOrder: deployed(cancelFn) };
