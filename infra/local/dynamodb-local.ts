@@ -22,11 +22,19 @@ export const checkJava = () => {
   if (result.error !== undefined || result.status !== 0) {
     throw new Error(
       'DynamoDB Local needs Java 17 or newer, and `java` was not found on the PATH. Install a JDK/JRE 17+ ' +
-        '(e.g. `apt-get install openjdk-17-jre-headless`), or set DYNAMODB_ENDPOINT to a DynamoDB you already run.',
+        '(e.g. `apt-get install openjdk-17-jdk-headless`), or set DYNAMODB_ENDPOINT to a DynamoDB you already run.',
     );
   }
   const major = Number(/version "(\d+)/.exec(result.stderr)?.[1] ?? '0');
   if (major > 0 && major < 17) throw new Error(`DynamoDB Local needs Java 17 or newer; \`java -version\` reports ${major}.`);
+  // The loopback-only launcher is compiled with the JDK's compiler module, which a JRE lacks.
+  const modules = spawnSync('java', ['--list-modules'], { encoding: 'utf8' });
+  if (!/^jdk\.compiler@/m.test(modules.stdout ?? '')) {
+    throw new Error(
+      'DynamoDB Local is started through a small launcher compiled with the JDK, and this Java is a JRE (no jdk.compiler module). ' +
+        'Install a JDK 17+ (e.g. `apt-get install openjdk-17-jdk-headless`), or set DYNAMODB_ENDPOINT to a DynamoDB you already run.',
+    );
+  }
 };
 
 /** A free TCP port on 127.0.0.1 (the preferred one when it is free). */
