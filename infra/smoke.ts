@@ -10,13 +10,14 @@ import { z } from 'zod';
 import { parseOrderId } from '../shared/order-id.ts';
 import { integerPattern, orderSchema } from '../shared/schemas.ts';
 
-const usage = `Usage: npm run smoke -- --base-url <url> [--cancel <orderId>] [--timeout-ms <ms>]
+const usage = `Usage: npm run smoke -- --base-url <url> [--cancel <orderId>] [--timeout-ms <ms>] [--list-bytes <n>]
   with the key in STORE_API_KEY (read it without echo: read -rs STORE_API_KEY && export STORE_API_KEY)
 
   --base-url <url>     the stage's base URL, ending in /v1 (the stack output BaseUrl); https://, or
                        http:// only to this machine (localhost, 127.0.0.0/8, [::1])
   --cancel <orderId>   also cancel this order (it must be pending or cancelled): the only write
-  --timeout-ms <ms>    the most any one request may take (default 10000)`;
+  --timeout-ms <ms>    the most any one request may take (default 10000)
+  --list-bytes <n>     read at most n bytes of each list and check the orders in them (default: all)`;
 
 class UsageError extends Error {}
 
@@ -31,24 +32,42 @@ const isLoopback = (url: URL) => url.hostname === 'localhost' || url.hostname ==
 const idThatCannotExist = '-9223372036854775808';
 
 /** An HTTP answer as a client sees it; the pre-traffic hook builds one from a function's own answer. */
-export type Answer = { status: number; headers: Headers; body: string; firstByteMs: number };
+export type Answer = { status: number; headers: Headers; body: string; firstByteMs: number; cut?: boolean };
 type Check = { name: string; run: () => Promise<string> };
-type Options = { baseUrl: string; key: string; cancel?: string; timeoutMs: number };
+type Options = { baseUrl: string; key: string; cancel?: string; timeoutMs: number; listBytes?: number };
 
-/** One request with a deadline; the time to its first body byte is measured as the client sees it. */
-const callOnce = async (options: Options, method: string, path: string, headers: Record<string, string>): Promise<Answer> => {
+/**
+ * One request with a deadline; the time to its first body byte is measured as the client sees it.
+ * With `maxBytes`, reading stops (and the request is abandoned) once that much of the body arrived.
+ */
+const callOnce = async (
+  options: Options,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  maxBytes = Infinity,
+): Promise<Answer> => {
   const started = performance.now();
   const response = await fetch(`${options.baseUrl}${path}`, { method, headers, signal: AbortSignal.timeout(options.timeoutMs) });
   const reader = response.body?.getReader();
   const chunks: Uint8Array[] = [];
   let firstByteMs = performance.now() - started;
+  let received = 0;
+  let cut = false;
   for (let first = true; reader !== undefined; first = false) {
     const { done, value } = await reader.read();
     if (first) firstByteMs = performance.now() - started;
     if (done) break;
     chunks.push(value);
+    received += value.byteLength;
+    if (received >= maxBytes) {
+      cut = true;
+      await reader.cancel();
+      break;
+    }
   }
-  return { status: response.status, headers: response.headers, body: Buffer.concat(chunks).toString('utf8'), firstByteMs };
+  const body = Buffer.concat(chunks).toString('utf8');
+  return { status: response.status, headers: response.headers, body, firstByteMs, ...(cut ? { cut } : {}) };
 };
 
 /**
@@ -56,9 +75,15 @@ const callOnce = async (options: Options, method: string, path: string, headers:
  * once every two seconds), not a fault, so the check waits as told (up to 5 s) and asks again,
  * at most twice. Any other answer, or a longer wait, is returned as it is.
  */
-const call = async (options: Options, method: string, path: string, headers: Record<string, string>): Promise<Answer> => {
+const call = async (
+  options: Options,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  maxBytes?: number,
+): Promise<Answer> => {
   for (let attempt = 1; ; attempt++) {
-    const answer = await callOnce(options, method, path, headers);
+    const answer = await callOnce(options, method, path, headers, maxBytes);
     const waitSeconds = Number(answer.headers.get('retry-after'));
     if (answer.status !== 429 || attempt === 3 || !(waitSeconds >= 0 && waitSeconds <= 5)) return answer;
     await new Promise((resolve) => setTimeout(resolve, waitSeconds * 1000 + 100));
@@ -100,11 +125,37 @@ export const expectError = (answer: Answer, status: number, code: string) => {
 
 /** The list answers 200 with a JSON array of valid orders. */
 const checkList = async (options: Options, encoding: 'identity' | 'gzip') => {
-  const answer = await call(options, 'GET', '/store/orders', { Authorization: `Bearer ${options.key}`, 'Accept-Encoding': encoding });
+  const headers = { Authorization: `Bearer ${options.key}`, 'Accept-Encoding': encoding };
+  const answer = await call(options, 'GET', '/store/orders', headers, options.listBytes);
   if (encoding === 'gzip' && answer.status === 200 && answer.headers.get('content-encoding') !== 'gzip')
     fail('asked for gzip, got no Content-Encoding: gzip');
-  const list = listedOrders(answer);
-  return `200, ${list.length} orders, first byte after ${Math.round(answer.firstByteMs)} ms, X-Request-Id ${requestIdOf(answer)}`;
+  const list = listedOrders(answer.cut ? { ...answer, body: completeOrdersOf(answer.body) } : answer);
+  const what = answer.cut ? `the first ${list.length} orders (reading stopped after ${options.listBytes} bytes)` : `${list.length} orders`;
+  return `200, ${what}, first byte after ${Math.round(answer.firstByteMs)} ms, X-Request-Id ${requestIdOf(answer)}`;
+};
+
+/**
+ * The start of a list cut short, closed after its last complete order: `[{…},{…},{…` → `[{…},{…}]`.
+ * Orders are flat objects, so an order ends where a `}` outside a string brings the depth back to 1.
+ */
+export const completeOrdersOf = (prefix: string): string => {
+  if (!prefix.startsWith('[')) fail(`expected a JSON array, got ${prefix.slice(0, 200)}`);
+  let depth = 0;
+  let inString = false;
+  let end = 1;
+  for (let i = 0; i < prefix.length; i++) {
+    const char = prefix[i];
+    if (inString) {
+      if (char === '\\') i++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '[' || char === '{') depth++;
+    else if (char === ']' || char === '}') {
+      depth--;
+      if (depth === 1) end = i + 1;
+    }
+  }
+  return `${prefix.slice(0, end)}]`;
 };
 
 /** The orders of a list answer: status 200 and a JSON array of valid Orders (ids kept exact), or a failure. */
@@ -166,7 +217,12 @@ const readOptions = (argv: string[], env: NodeJS.ProcessEnv): Options => {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { 'base-url': { type: 'string' }, cancel: { type: 'string' }, 'timeout-ms': { type: 'string' } },
+    options: {
+      'base-url': { type: 'string' },
+      cancel: { type: 'string' },
+      'timeout-ms': { type: 'string' },
+      'list-bytes': { type: 'string' },
+    },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const baseUrl = values['base-url'];
@@ -184,6 +240,9 @@ const readOptions = (argv: string[], env: NodeJS.ProcessEnv): Options => {
   const timeoutMs = Number(values['timeout-ms'] ?? '10000');
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
     throw new UsageError(`--timeout-ms must be a positive whole number; got "${values['timeout-ms']}"`);
+  const listBytes = values['list-bytes'] === undefined ? undefined : Number(values['list-bytes']);
+  if (listBytes !== undefined && !(Number.isInteger(listBytes) && listBytes >= 1))
+    throw new UsageError(`--list-bytes must be a positive whole number; got "${values['list-bytes']}"`);
   let cancel: string | undefined;
   if (values.cancel !== undefined) {
     try {
@@ -192,7 +251,13 @@ const readOptions = (argv: string[], env: NodeJS.ProcessEnv): Options => {
       throw new UsageError(`--cancel must be an order id (a base-10 int64); got "${values.cancel}"`);
     }
   }
-  return { baseUrl: baseUrl.replace(/\/+$/, ''), key, timeoutMs, ...(cancel === undefined ? {} : { cancel }) };
+  return {
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    key,
+    timeoutMs,
+    ...(cancel === undefined ? {} : { cancel }),
+    ...(listBytes === undefined ? {} : { listBytes }),
+  };
 };
 
 /** Runs every check and prints one line each and a summary; resolves to the exit code. */

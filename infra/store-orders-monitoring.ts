@@ -278,7 +278,7 @@ export class StoreOrdersMonitoring extends Construct {
    * Alarms for a service that answers, but wrongly (guards too, so a release doing it rolls back):
    * the synthetic client's runs failing (docs/runbook.md, "CanaryFailed"), and a jump in the share
    * of requests refused with 401, counted from the access log ("RefusedShare"). Both judge 1-minute
-   * periods, two in a row, so either can stop a 10-minute canary deployment.
+   * periods, two in a row, so either can stop the 15-minute canary deployment.
    */
   private addWrongAnswerAlarms() {
     const { config, accessLogs, canaryName } = this.props;
@@ -300,6 +300,26 @@ export class StoreOrdersMonitoring extends Construct {
         datapointsToAlarm: 2,
       },
       { guardsDeploys: true },
+    );
+    // CanaryFailed sees no data when no run happens, and no data is not breaching there (a quiet
+    // stage is fine): a canary that stopped, or cannot start, would leave the stage unwatched.
+    this.alarm(
+      'CanaryStopped',
+      `The synthetic client (Synthetics canary ${canaryName}) has not completed a run for 10 minutes: nothing checks the stage's answers.`,
+      {
+        metric: new cloudwatch.Metric({
+          namespace: 'CloudWatchSynthetics',
+          metricName: 'SuccessPercent',
+          dimensionsMap: { CanaryName: canaryName },
+          statistic: 'SampleCount',
+          period: Duration.minutes(5),
+        }),
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        threshold: 1,
+        evaluationPeriods: 2,
+        datapointsToAlarm: 2,
+        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+      },
     );
     const count = (id: string, metricName: string, filterPattern: logs.IFilterPattern) => {
       new logs.MetricFilter(this, id, {

@@ -88,6 +88,17 @@ describe('npm run smoke', () => {
     expect(status).toBe(0);
   });
 
+  it('with --list-bytes (as the canary runs it), stops reading each list after that much and checks the orders in it', async () => {
+    const { status, output } = await smoke(['--base-url', service.url!, '--list-bytes', '200']);
+    expect(output).toMatch(/^PASS {2}list: 200, the first [1-7] orders \(reading stopped after 200 bytes\), first byte after/m);
+    expect(output).toMatch(/^PASS {2}list with gzip: 200, the first [1-7] orders/m);
+    expect(output).toContain('All 5 checks passed.');
+    expect(status).toBe(0);
+    expect((await smoke(['--base-url', service.url!, '--list-bytes', '0'])).output).toContain(
+      '--list-bytes must be a positive whole number',
+    );
+  });
+
   it('cancels only the order --cancel names', async () => {
     const { status, output } = await smoke(['--base-url', service.url!, '--cancel', '3']);
     expect(output).toMatch(/^PASS {2}cancel order 3: 204/m);

@@ -28,6 +28,7 @@ const alarmIds = [
   'ApiKeysTableThrottles',
   'ApiKeysTableSystemErrors',
   'CanaryFailed',
+  'CanaryStopped',
   'RefusedShare',
 ];
 
@@ -49,7 +50,8 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
       expect(alarm.Properties).toMatchObject({
         AlarmActions: [{ Ref: topic }],
         OKActions: [{ Ref: topic }],
-        TreatMissingData: 'notBreaching',
+        // No traffic is no fault; no canary run is (CanaryStopped).
+        TreatMissingData: alarm.Properties.AlarmName === `${prefix}-CanaryStopped` ? 'breaching' : 'notBreaching',
         AlarmDescription: expect.stringContaining('docs/runbook.md'),
       });
     }
