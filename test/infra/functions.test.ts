@@ -53,7 +53,7 @@ describe.each(stageNames)('the %s functions', (stage) => {
       SCAN_SEGMENTS: String(config.scanSegments),
       LIST_LEASES_TABLE: { Ref: listLeasesTable },
       LIST_STALL_SECONDS: String(config.listStallSeconds),
-      LIST_CONCURRENT_PER_KEY: `standard=${config.tiers.standard.concurrentLists},high=${config.tiers.high.concurrentLists},*=${config.tiers[config.defaultTier].concurrentLists}`,
+      LIST_CONCURRENT_PER_KEY: `standard=${config.tiers.standard.concurrentLists},high=${config.tiers.high.concurrentLists},canary=${config.tiers.canary.concurrentLists},*=${config.tiers[config.defaultTier].concurrentLists}`,
     });
     expect(functionProperties('CancelOrderFunction').Environment.Variables).toMatchObject({ ORDERS_TABLE: { Ref: ordersTable } });
     expect(functionProperties('AuthorizerFunction').Environment.Variables).toMatchObject({ API_KEYS_TABLE: { Ref: apiKeysTable } });
