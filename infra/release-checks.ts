@@ -18,7 +18,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as synthetics from 'aws-cdk-lib/aws-synthetics';
 import { Construct } from 'constructs';
@@ -26,7 +26,7 @@ import { buildSync } from 'esbuild';
 import { canaryKeySecretName } from './canary-key.ts';
 import { addStageLogGroup } from './log-groups.ts';
 import type { StageConfig } from './stage-config.ts';
-import { repoRoot, type StoreFunction } from './store-function.ts';
+import { functionBundling, functionNodeOptions, repoRoot, type StoreFunction } from './store-function.ts';
 
 /** Secrets Manager appends six random characters to a secret's name in its ARN. */
 const secretArn = (scope: Construct, name: string) =>
@@ -91,20 +91,9 @@ export class PreTrafficHook extends Construct {
         ORDERS_TABLE: props.ordersTable.tableName,
         CANARY_KEY_SECRET: canaryKeySecretName(config.stage),
         METHOD_ARN_PREFIX: props.methodArnPrefix,
-        NODE_OPTIONS: '--enable-source-maps',
+        NODE_OPTIONS: functionNodeOptions,
       },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node24',
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
-        externalModules: [],
-        mainFields: ['module', 'main'],
-        banner:
-          "import { createRequire as storeOrdersCreateRequire } from 'node:module'; const require = storeOrdersCreateRequire(import.meta.url);",
-        forceDockerBundling: false,
-      },
+      bundling: functionBundling,
     });
     for (const fn of [props.authorizer, props.listOrders, props.cancelOrder]) fn.function.currentVersion.grantInvoke(this.role);
     // GetItem: the cancelled id is first found absent; DescribeTable: the item count the list is judged by.
