@@ -235,7 +235,11 @@ export const runPreflight = async (
         check,
         ok: false,
         message: `${errorName(error)}: ${(error as Error).message}`,
-        ...(denied ? { fix: 'give these credentials the preflight’s read-only permissions (README, "Preflight")' } : {}),
+        ...(denied
+          ? {
+              fix: 'give these credentials the preflight’s read-only permissions (docs/pipeline/deploy-role-permissions-policy.json; README, "What the account needs")',
+            }
+          : {}),
       };
     }
   };
