@@ -168,6 +168,17 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
   readonly customDomain?: { readonly domainName: string; readonly certificateArn: string };
 };
 
+/**
+ * The synthetic client's tier (npm run keys -- canary), the same on every stage: five requests a
+ * minute, two of them lists, and the pre-traffic hook.
+ */
+const canaryTier: Tier = {
+  throttling: { rateLimit: 2, burstLimit: 5 },
+  listThrottling: { rateLimit: 0.5, burstLimit: 2 },
+  dailyQuota: 20_000,
+  concurrentLists: 2,
+};
+
 export const stages: Readonly<Record<StageName, StageConfig>> = {
   staging: {
     stage: 'staging',
@@ -191,13 +202,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
         dailyQuota: 100_000,
         concurrentLists: 3,
       },
-      // The synthetic client's key (npm run keys -- canary): five requests a minute, two of them lists, and the pre-traffic hook.
-      canary: {
-        throttling: { rateLimit: 2, burstLimit: 5 },
-        listThrottling: { rateLimit: 0.5, burstLimit: 2 },
-        dailyQuota: 20_000,
-        concurrentLists: 2,
-      },
+      canary: canaryTier,
     },
     defaultTier: 'standard',
     requireUsageKey: true,
@@ -244,12 +249,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
         dailyQuota: 1_000_000,
         concurrentLists: 4,
       },
-      canary: {
-        throttling: { rateLimit: 2, burstLimit: 5 },
-        listThrottling: { rateLimit: 0.5, burstLimit: 2 },
-        dailyQuota: 20_000,
-        concurrentLists: 2,
-      },
+      canary: canaryTier,
     },
     defaultTier: 'standard',
     requireUsageKey: true,
