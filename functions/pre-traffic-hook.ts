@@ -18,10 +18,10 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { CodeDeployClient, PutLifecycleEventHookExecutionStatusCommand } from '@aws-sdk/client-codedeploy';
 import { DescribeTableCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand, InvokeWithResponseStreamCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
-import { type CanaryKey, canaryKeySecret } from '../infra/canary-key.ts';
-import { type Answer, expectError, listedOrders } from '../infra/smoke.ts';
+import { type CanaryKey, readCanaryKey } from '../infra/canary-key.ts';
+import { type Answer, expectError, fail, listedOrders } from '../infra/smoke.ts';
 import { basePath } from '../shared/routes.ts';
 
 /** What CodeDeploy sends a lifecycle hook. */
@@ -46,10 +46,6 @@ const secrets = new SecretsManagerClient({});
 
 const stage = settings.METHOD_ARN_PREFIX.split('/').at(-1)!;
 const apiId = settings.METHOD_ARN_PREFIX.split(':').at(-1)!.split('/')[0]!;
-
-const fail = (message: string): never => {
-  throw new Error(message);
-};
 
 /** The TOKEN authorizer's event for a request to the list. */
 const tokenEvent = (key: string) => ({
@@ -210,16 +206,11 @@ const checks = (canary: CanaryKey): Check[] => {
   ];
 };
 
-const readCanaryKey = async (): Promise<CanaryKey> => {
-  const secret = await secrets.send(new GetSecretValueCommand({ SecretId: settings.CANARY_KEY_SECRET }));
-  return canaryKeySecret.parse(JSON.parse(secret.SecretString ?? ''));
-};
-
 /** Every check's outcome, one line each, and the names of those that failed. */
 export const runChecks = async (): Promise<{ lines: string[]; failed: string[] }> => {
   let canary: CanaryKey;
   try {
-    canary = await readCanaryKey();
+    canary = await readCanaryKey(secrets, settings.CANARY_KEY_SECRET);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     const fix = 'create it with `npm run keys -- canary --stage <stage>`';

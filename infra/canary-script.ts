@@ -4,8 +4,8 @@
  * the stage's public URL, with the stage's canary key from Secrets Manager. A run fails, and
  * Synthetics records SuccessPercent 0, when any check fails; the error names the failed checks.
  */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { canaryKeySecret } from './canary-key.ts';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { readCanaryKey } from './canary-key.ts';
 import { smoke } from './smoke.ts';
 
 const secrets = new SecretsManagerClient({});
@@ -23,8 +23,7 @@ export const handler = async (): Promise<string> => {
   const { BASE_URL: baseUrl, CANARY_KEY_SECRET: secretId } = process.env;
   if (!baseUrl || !secretId) throw new Error('BASE_URL and CANARY_KEY_SECRET must be set');
   // Read on every run: a key rotated by `npm run keys -- canary` is used from the next run on.
-  const secret = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
-  const { key } = canaryKeySecret.parse(JSON.parse(secret.SecretString ?? ''));
+  const { key } = await readCanaryKey(secrets, secretId);
   const lines: string[] = [];
   const code = await smoke(
     ['--base-url', baseUrl, '--timeout-ms', String(requestTimeoutMs), '--list-bytes', String(listBytes)],

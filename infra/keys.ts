@@ -15,7 +15,6 @@ import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import {
   CreateSecretCommand,
-  GetSecretValueCommand,
   PutSecretValueCommand,
   ResourceNotFoundException as SecretNotFound,
   SecretsManagerClient,
@@ -23,7 +22,7 @@ import {
 import { listApiKeys } from '../shared/api-keys.ts';
 import { tableName } from '../shared/config.ts';
 import { createDocumentClient } from '../shared/dynamo.ts';
-import { canaryKeySecret, canaryKeySecretName, canaryTier } from './canary-key.ts';
+import { canaryKeySecretName, canaryTier, readCanaryKey } from './canary-key.ts';
 import { createKey, type KeySides, moveKey, revokeKey, StepFailed } from './key-lifecycle.ts';
 import { type LocalState, localStateFile, readLocalState } from './local/local-state.ts';
 import { localStage, type StageName, stages } from './stage-config.ts';
@@ -274,7 +273,7 @@ const commands: Record<string, (input: CommandInput) => Promise<void>> = {
     const secretName = canaryKeySecretName(stage);
     const secrets = new SecretsManagerClient(target.region === undefined ? {} : { region: target.region });
     try {
-      const previous = await readCanaryKey(secrets, secretName);
+      const previous = await storedCanaryKey(secrets, secretName);
       const { key, item } = await createKey(sides, { name: `canary (${secretName})`, tier: canaryTier, prefix: target.keyPrefix });
       const value = JSON.stringify({ key, keyId: item.keyId, usageIdentifierKey: item.usageKey });
       try {
@@ -302,10 +301,9 @@ const commands: Record<string, (input: CommandInput) => Promise<void>> = {
 };
 
 /** The canary key a stage's secret holds, or undefined before the first `canary`. */
-const readCanaryKey = async (secrets: SecretsManagerClient, secretName: string) => {
+const storedCanaryKey = async (secrets: SecretsManagerClient, secretName: string) => {
   try {
-    const found = await secrets.send(new GetSecretValueCommand({ SecretId: secretName }));
-    return canaryKeySecret.parse(JSON.parse(found.SecretString ?? ''));
+    return await readCanaryKey(secrets, secretName);
   } catch (error) {
     if (error instanceof SecretNotFound) return undefined;
     throw error;

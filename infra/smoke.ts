@@ -90,7 +90,7 @@ const call = async (
   }
 };
 
-const fail = (message: string): never => {
+export const fail = (message: string): never => {
   throw new Error(message);
 };
 
