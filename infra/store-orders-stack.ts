@@ -44,11 +44,18 @@ type RouteIntegration = {
   readonly integrationTimeout: Duration;
   /** The DynamoDB actions the function needs on the orders table, and no more. */
   readonly ordersActions: readonly string[];
+  /** The same on the list-leases table (none: no access). */
+  readonly listLeasesActions?: readonly string[];
 };
 
 const routeIntegrations: Record<Operation, RouteIntegration> = {
   // DescribeTable: the list reads the table's item count to refuse a list too large for one answer.
-  listOrders: { integrationTimeout: Duration.minutes(15), ordersActions: ['dynamodb:Scan', 'dynamodb:DescribeTable'] },
+  // PutItem/DeleteItem: a lease per running list of a key, taken and given back by conditional writes.
+  listOrders: {
+    integrationTimeout: Duration.minutes(15),
+    ordersActions: ['dynamodb:Scan', 'dynamodb:DescribeTable'],
+    listLeasesActions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'],
+  },
   cancelOrder: { integrationTimeout: Duration.seconds(29), ordersActions: ['dynamodb:UpdateItem'] },
 };
 
@@ -61,10 +68,10 @@ const authorizerApiKeysActions = ['dynamodb:GetItem'] as const;
  */
 export const functionTableActions: Record<
   'authorizer' | Operation,
-  { readonly orders?: readonly string[]; readonly apiKeys?: readonly string[] }
+  { readonly orders?: readonly string[]; readonly apiKeys?: readonly string[]; readonly listLeases?: readonly string[] }
 > = {
   authorizer: { apiKeys: authorizerApiKeysActions },
-  listOrders: { orders: routeIntegrations.listOrders.ordersActions },
+  listOrders: { orders: routeIntegrations.listOrders.ordersActions, listLeases: routeIntegrations.listOrders.listLeasesActions! },
   cancelOrder: { orders: routeIntegrations.cancelOrder.ordersActions },
 };
 
@@ -331,8 +338,7 @@ export class StoreOrdersStack extends Stack {
       ...(reservedConcurrency === undefined ? {} : { reservedConcurrency: reservedConcurrency(this.config) }),
     });
     this.ordersTable.grant(fn.function, ...integration.ordersActions);
-    // A lease per running list of a key: taken with a conditional PutItem, given back with a conditional DeleteItem.
-    if (route.operation === 'listOrders') this.listLeasesTable.grant(fn.function, 'dynamodb:PutItem', 'dynamodb:DeleteItem');
+    if (integration.listLeasesActions) this.listLeasesTable.grant(fn.function, ...integration.listLeasesActions);
     const method = this.api.root.resourceForPath(`${basePath}${route.path}`).addMethod(
       route.method,
       new apigw.LambdaIntegration(fn.alias, {

@@ -348,7 +348,12 @@ describe.each(stageNames)('IAM of %s, evaluated', (stage: StageName) => {
 
   it("lets each function do exactly its DynamoDB actions on its own tables, nothing on the other table or the other stage's", async () => {
     const otherStage = stages[stageNames.find((name) => name !== stage)!];
-    const tables = { orders: tableArn(stages[stage].ordersTableName), apiKeys: tableArn(stages[stage].apiKeysTableName) };
+    const tables = {
+      orders: tableArn(stages[stage].ordersTableName),
+      apiKeys: tableArn(stages[stage].apiKeysTableName),
+      // Named by CloudFormation, so its ARN comes from the template.
+      listLeases: String(resolve({ 'Fn::GetAtt': [logicalId(s, s.listLeasesTable), 'Arn'] })),
+    };
     const otherTables = [tableArn(otherStage.ordersTableName), tableArn(otherStage.apiKeysTableName)];
     const allActions = await tableLevelActions();
     const functions: { name: keyof typeof functionTableActions; fn: typeof s.authorizerFunction }[] = [
