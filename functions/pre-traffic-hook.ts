@@ -1,5 +1,5 @@
 /**
- * CodeDeploy's `BeforeAllowTraffic` hook of every function of a stage (infra/release-checks.ts).
+ * CodeDeploy's `BeforeAllowTraffic` hook of every function of a stage (infra/cdk/release-checks.ts).
  * Before an alias moves, it invokes the new version of each function directly, with the events
  * API Gateway would send, and reports `Failed` to CodeDeploy unless each answers as the API
  * promises; a failed hook stops the deployment before any client reaches the new version.
@@ -12,7 +12,7 @@
  * does not exist, and a cancel never creates an order.
  *
  * It ships as a bundle of its own, not as one of the service's functions: nothing of it is on a
- * client's path. The answers are judged by the smoke check's own code (infra/smoke.ts).
+ * client's path. The answers are judged by the smoke check's own code (shared/smoke-check.ts).
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { CodeDeployClient, PutLifecycleEventHookExecutionStatusCommand } from '@aws-sdk/client-codedeploy';
@@ -20,8 +20,8 @@ import { DescribeTableCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/c
 import { InvokeCommand, InvokeWithResponseStreamCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
-import { type CanaryKey, readCanaryKey } from '../infra/canary-key.ts';
-import { type Answer, expectError, fail, listedOrders } from '../infra/smoke.ts';
+import { type CanaryKey, readCanaryKey } from '../shared/canary-key.ts';
+import { type Answer, expectError, fail, listedOrders } from '../shared/smoke-check.ts';
 import { basePath } from '../shared/routes.ts';
 
 /** What CodeDeploy sends a lifecycle hook. */

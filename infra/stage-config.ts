@@ -98,7 +98,7 @@ export type Tier = {
   readonly concurrentLists: number;
 };
 
-/** The usage plan of a tier: the stack names it so, and the key tool finds it by this name (infra/usage-plans.ts). */
+/** The usage plan of a tier: the stack names it so, and the key tool finds it by this name (infra/ops/usage-plans.ts). */
 export const usagePlanName = (stage: string, tier: string): string => `store-orders-${stage}-${tier}`;
 
 /** The local run's developer tier: no limits at all, so `npm run load` and `npm run bench` measure the service. */

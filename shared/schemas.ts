@@ -79,25 +79,3 @@ export const storedOrderSchema = z.object({
   complete: orderSchema.shape.complete,
   status: orderSchema.shape.status,
 });
-
-/**
- * One entry of a SEED_FILE. The file is parsed with integers kept as bigint (see
- * infra/local/seed.ts), so a quoted id is a type error, not silently accepted.
- */
-const seedInt64 = z.bigint({ error: 'expected an integer' }).check(z.refine(inInt64Range, 'outside the int64 range'));
-export const seedOrderSchema = z.pipe(
-  z.strictObject({
-    id: seedInt64,
-    petId: z.optional(seedInt64),
-    quantity: z.optional(z.bigint({ error: 'expected an integer' }).check(z.refine(inInt32Range, 'outside the int32 range'))),
-    shipDate: orderSchema.shape.shipDate,
-    complete: orderSchema.shape.complete,
-    status: orderSchema.shape.status,
-  }),
-  z.transform(({ id, petId, quantity, ...rest }): Order => ({
-    id: id.toString(),
-    ...(petId === undefined ? {} : { petId: petId.toString() }),
-    ...(quantity === undefined ? {} : { quantity: quantity.toString() }),
-    ...rest,
-  })),
-);

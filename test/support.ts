@@ -8,9 +8,9 @@ import { type LocalApiOptions, startLocalApi } from '../infra/local/local-api.ts
 import { putOrders } from '../infra/local/seed.ts';
 import { apiKeysTableKey, ensureTable, listLeasesTableKey, ordersTableKey } from '../infra/local/tables.ts';
 import { localStage } from '../infra/stage-config.ts';
-import { createApiKey } from '../shared/api-keys.ts';
+import { createApiKey } from '../infra/ops/key-store.ts';
 import { createDocumentClient, type TableRef } from '../shared/dynamo.ts';
-import type { OpenApiDocument } from '../shared/openapi.ts';
+import type { OpenApiDocument } from '../infra/openapi/openapi.ts';
 import { basePath } from '../shared/routes.ts';
 import { inInt64Range, integerPattern, type Order } from '../shared/schemas.ts';
 

@@ -1,7 +1,30 @@
 import { readFile } from 'node:fs/promises';
 import { BatchWriteCommand, type BatchWriteCommandOutput, NumberValue } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '../../shared/dynamo.ts';
-import { type Order, seedOrderSchema } from '../../shared/schemas.ts';
+import * as z from '../../shared/zod.ts';
+import { inInt32Range, inInt64Range, type Order, orderSchema } from '../../shared/schemas.ts';
+
+/**
+ * One entry of a SEED_FILE. The file is parsed with integers kept as bigint (see
+ * readSeedFile below), so a quoted id is a type error, not silently accepted.
+ */
+const seedInt64 = z.bigint({ error: 'expected an integer' }).check(z.refine(inInt64Range, 'outside the int64 range'));
+const seedOrderSchema = z.pipe(
+  z.strictObject({
+    id: seedInt64,
+    petId: z.optional(seedInt64),
+    quantity: z.optional(z.bigint({ error: 'expected an integer' }).check(z.refine(inInt32Range, 'outside the int32 range'))),
+    shipDate: orderSchema.shape.shipDate,
+    complete: orderSchema.shape.complete,
+    status: orderSchema.shape.status,
+  }),
+  z.transform(({ id, petId, quantity, ...rest }): Order => ({
+    id: id.toString(),
+    ...(petId === undefined ? {} : { petId: petId.toString() }),
+    ...(quantity === undefined ? {} : { quantity: quantity.toString() }),
+    ...rest,
+  })),
+);
 
 /** The orders a fresh local run starts with: every status, and ids at the edges of int64. */
 export const demoOrders: Order[] = [

@@ -5,7 +5,8 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
-import { bearerTokenPattern, createApiKey, findActiveKey, generateUsageKey, moveApiKey } from '../../shared/api-keys.ts';
+import { bearerTokenPattern, findActiveKey } from '../../shared/api-keys.ts';
+import { createApiKey, generateUsageKey, moveApiKey } from '../ops/key-store.ts';
 import { functionEnvSchema, integerSetting, tableName } from '../../shared/config.ts';
 import { createDocumentClient, type DocumentClient, type TableRef } from '../../shared/dynamo.ts';
 import type { Order } from '../../shared/schemas.ts';
@@ -176,7 +177,7 @@ const main = async () => {
       listLeasesTable: env.LIST_LEASES_TABLE,
       // The local stage's function settings, with what the developer chose for this run.
       stage: { ...localStage, authorizerCacheTtlSeconds: ttl, scanSegments: env.SCAN_SEGMENTS, listStallSeconds: env.LIST_STALL_SECONDS },
-      documents: { '/v1/openapi.json': (await import('../../shared/openapi.ts')).servedOpenApiJson },
+      documents: { '/v1/openapi.json': (await import('../openapi/openapi.ts')).servedOpenApiJson },
     });
     // For `npm run keys` (and other local tools): which DynamoDB and tables this run uses.
     recordLocalState(

@@ -1,7 +1,7 @@
 import { CreateTableCommand, type CreateTableCommandInput, ResourceInUseException, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import type { DocumentClient } from '../../shared/dynamo.ts';
 
-/** The key schemas the deployed tables have (infra/store-orders-stack.ts), for local and test tables. */
+/** The key schemas the deployed tables have (infra/cdk/store-orders-stack.ts), for local and test tables. */
 type TableKey = Pick<CreateTableCommandInput, 'AttributeDefinitions' | 'KeySchema'>;
 export const ordersTableKey: TableKey = {
   AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'N' }],

@@ -18,10 +18,10 @@ import { pathToFileURL } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { createApp } from '../../infra/app.ts';
+import { createApp } from '../../infra/cdk/app.ts';
 import { stages } from '../../infra/stage-config.ts';
-import { functionBundling, repoRoot, type StoreFunction } from '../../infra/store-function.ts';
-import type { StoreOrdersStack } from '../../infra/store-orders-stack.ts';
+import { functionBundling, repoRoot, type StoreFunction } from '../../infra/cdk/store-function.ts';
+import type { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 
 const runs = Number(process.env.BENCH_COLD_RUNS ?? 9);
 const limit = 1.2;

@@ -7,10 +7,10 @@
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canaryKeySecretName, canaryTier } from '../../infra/canary-key.ts';
+import { canaryKeySecretName, canaryTier } from '../../shared/canary-key.ts';
 import { stages } from '../../infra/stage-config.ts';
-import type { StoreFunction } from '../../infra/store-function.ts';
-import { createApiKey } from '../../shared/api-keys.ts';
+import type { StoreFunction } from '../../infra/cdk/store-function.ts';
+import { createApiKey } from '../../infra/ops/key-store.ts';
 import { logicalId, synthApp } from '../infra/support.ts';
 import { createTestTables, dynamoDbEndpoint, order } from '../support.ts';
 import { brokenBuild, faults } from './broken-builds.ts';

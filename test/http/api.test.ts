@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localStage } from '../../infra/stage-config.ts';
-import { createApiKey, revokeApiKey } from '../../shared/api-keys.ts';
+import { createApiKey, revokeApiKey } from '../../infra/ops/key-store.ts';
 import { order, request, startTestApi } from '../support.ts';
 
 const stored = [

@@ -7,7 +7,7 @@ import { type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamo
 import { putOrders } from '../../infra/local/seed.ts';
 import { apiKeysTableKey, ensureTable, listLeasesTableKey, ordersTableKey } from '../../infra/local/tables.ts';
 import { localStage } from '../../infra/stage-config.ts';
-import { createApiKey } from '../../shared/api-keys.ts';
+import { createApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import { order, request, startTestApi } from '../support.ts';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey, revokeApiKey } from '../../shared/api-keys.ts';
+import { createApiKey, revokeApiKey } from '../../infra/ops/key-store.ts';
 import { errorCodes } from '../../shared/errors.ts';
 import { type RawResponse, sendRaw } from '../raw-http.ts';
 import { order, startTestApi } from '../support.ts';

@@ -1,9 +1,10 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../infra/keys.ts';
+import { run } from '../../infra/ops/keys.ts';
 import type { LocalLimits } from '../../infra/local/rate-limits.ts';
 import { localStage, type Tier } from '../../infra/stage-config.ts';
-import { createApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
+import { hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
+import { createApiKey } from '../../infra/ops/key-store.ts';
 import { errorRecord } from '../../shared/errors.ts';
 import { dynamoDbEndpoint, order, request, startTestApi } from '../support.ts';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiKeysTableKey, ensureTable } from '../../infra/local/tables.ts';
-import { createApiKey, revokeApiKey } from '../../shared/api-keys.ts';
+import { createApiKey, revokeApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import { sendRaw } from '../raw-http.ts';
 import { startServiceProcess } from '../service-process.ts';

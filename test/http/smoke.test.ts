@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServiceProcess, startServiceProcess, stopServiceProcess, uniqueTables } from '../service-process.ts';
 import { localStage, stages } from '../../infra/stage-config.ts';
-import { createApiKey } from '../../shared/api-keys.ts';
+import { createApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import { dynamoDbEndpoint } from '../support.ts';
 

@@ -12,7 +12,8 @@ import { freePort } from '../../infra/local/dynamodb-local.ts';
 import { drainMs } from '../../infra/local/gateway.ts';
 import { localEnvSchema } from '../../infra/local/start.ts';
 import { apiKeysTableKey, ensureTable } from '../../infra/local/tables.ts';
-import { findActiveKey, hashApiKey, keyIdOf, listApiKeys, revokeApiKey } from '../../shared/api-keys.ts';
+import { findActiveKey, hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
+import { listApiKeys, revokeApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import {
   childPids,
@@ -263,7 +264,10 @@ describe('npm start', () => {
     // The user's shell: no DYNAMODB_ENDPOINT or API_KEYS_TABLE, no flags; only the state file to go by.
     const { DYNAMODB_ENDPOINT, API_KEYS_TABLE, ...shell } = process.env;
     const keys = (...argv: string[]) =>
-      spawnSync(process.execPath, ['infra/keys.ts', ...argv], { env: { ...shell, LOCAL_STATE_FILE: service.stateFile }, encoding: 'utf8' });
+      spawnSync(process.execPath, ['infra/ops/keys.ts', ...argv], {
+        env: { ...shell, LOCAL_STATE_FILE: service.stateFile },
+        encoding: 'utf8',
+      });
     const listed = keys('list');
     expect(listed.status, listed.stderr).toBe(0);
     expect(listed.stderr).toContain(`keys: table ${names.API_KEYS_TABLE} (the running npm start, ${dynamoDbEndpoint()})`);

@@ -2,8 +2,8 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { serviceName, stages, tierNames, tierProblems } from '../../infra/stage-config.ts';
-import { accessLogFormat } from '../../infra/api-gateway.ts';
-import { StoreOrdersStack } from '../../infra/store-orders-stack.ts';
+import { accessLogFormat } from '../../infra/cdk/api-gateway.ts';
+import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
 import {
   type ErrorCode,

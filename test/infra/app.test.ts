@@ -1,9 +1,9 @@
 import { Stack, Token } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../infra/app.ts';
+import { createApp } from '../../infra/cdk/app.ts';
 import { stages } from '../../infra/stage-config.ts';
-import { StoreOrdersStack } from '../../infra/store-orders-stack.ts';
+import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 import { cdkJsonContext, stageNames, synthApp, tempDir } from './support.ts';
 
 describe('the CDK app', () => {

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { StoreFunction } from '../../infra/store-function.ts';
+import type { StoreFunction } from '../../infra/cdk/store-function.ts';
 import { logicalId, synthApp } from './support.ts';
 
 /** Real esbuild bundling (local, no Docker) of the staging stack: the other infra tests skip it. */

@@ -44,7 +44,7 @@ describe('cdk-nag AwsSolutions over both stacks', () => {
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
       'AwsSolutions-IAM5[Resource::*]',
-      // Where the pre-traffic hook and the Synthetics canary need them (infra/release-checks.ts).
+      // Where the pre-traffic hook and the Synthetics canary need them (infra/cdk/release-checks.ts).
       'AwsSolutions-IAM5[Resource::<PreTrafficHookFunction1974E8B2.Arn>:*]',
       'AwsSolutions-IAM5[Resource::<SyntheticClientArtifacts1E1EAEB5.Arn>/*]',
       'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/lambda/cwsyn-*]',

@@ -41,7 +41,7 @@ describe('the Control Tower proactive controls', () => {
 
   it('acknowledges in production only what the controls cannot read or what is decided against, each with a reason', () => {
     // CT.LAMBDA.PR.2: the SourceArn CDK builds from the account id is no literal; CT.LAMBDA.PR.3: no VPC, see the reason.
-    // CT.S3.PR.2/4/9/10/11: the Synthetics canary's bucket of its own run logs (infra/release-checks.ts).
+    // CT.S3.PR.2/4/9/10/11: the Synthetics canary's bucket of its own run logs (infra/cdk/release-checks.ts).
     const canaryBucket = [
       's3_bucket_default_encryption_kms_check',
       's3_bucket_logging_enabled_check',

@@ -12,7 +12,7 @@ const guardAlarms = [
   'ListOrdersErrors',
   'CancelOrderErrors',
   'AuthorizerFailures',
-  // Wrong answers without a 5xx: the synthetic client failing, and a jump in 401s (infra/release-checks.ts).
+  // Wrong answers without a 5xx: the synthetic client failing, and a jump in 401s (infra/cdk/release-checks.ts).
   'CanaryFailed',
   'RefusedShare',
 ];

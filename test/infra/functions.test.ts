@@ -1,7 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
-import type { StoreFunction } from '../../infra/store-function.ts';
+import type { StoreFunction } from '../../infra/cdk/store-function.ts';
 import { logicalId, roleActions, stageNames, synthApp } from './support.ts';
 
 const { stack, template } = synthApp();

@@ -4,7 +4,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
-import { StoreOrdersStack } from '../../infra/store-orders-stack.ts';
+import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 import { metricNames } from '../../shared/observability.ts';
 import { routes } from '../../shared/routes.ts';
 import { cdkJsonContext, repoRoot, stageNames, synthApp, tempDir } from './support.ts';

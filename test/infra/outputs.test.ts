@@ -2,7 +2,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
-import { StoreOrdersStack } from '../../infra/store-orders-stack.ts';
+import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 import { cdkJsonContext, logicalId, stageNames, synthApp, tempDir } from './support.ts';
 
 const { stack, template } = synthApp();

@@ -11,7 +11,13 @@ import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { minimumBootstrapVersion, type PreflightClients, report, runPreflight, unreservedMinimum } from '../../infra/deploy-preflight.ts';
+import {
+  minimumBootstrapVersion,
+  type PreflightClients,
+  report,
+  runPreflight,
+  unreservedMinimum,
+} from '../../infra/ops/deploy-preflight.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { evaluate } from './iam.ts';
 import { accounts, permissionsPolicy, pipelineRole, region as pipelineRegion } from './pipeline-policies.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canaryKeySecretName } from '../../infra/canary-key.ts';
+import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { logicalId, roleActions, stageNames, synthApp } from './support.ts';
 

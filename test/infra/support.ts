@@ -4,9 +4,9 @@ import { join, resolve } from 'node:path';
 import type { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll } from 'vitest';
-import { createApp } from '../../infra/app.ts';
+import { createApp } from '../../infra/cdk/app.ts';
 import { type StageName, stages } from '../../infra/stage-config.ts';
-import type { StoreOrdersStack } from '../../infra/store-orders-stack.ts';
+import type { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
 

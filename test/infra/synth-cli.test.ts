@@ -3,7 +3,7 @@ import { accessSync, constants, existsSync, readdirSync, readFileSync, writeFile
 import { delimiter, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
-import { accountStackName } from '../../infra/store-orders-account-stack.ts';
+import { accountStackName } from '../../infra/cdk/store-orders-account-stack.ts';
 import { repoRoot, tempDir } from './support.ts';
 
 /** This process's environment without anything that could give the CLI AWS credentials or a target. */

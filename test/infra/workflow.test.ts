@@ -122,7 +122,7 @@ describe('the security of the delivery workflow', () => {
       expect(verified).toBeLessThan(steps.indexOf(installs[0]!));
     }
     // cdk.json's app (`npx node …`) needs the node package's install script: the synth names plain node.
-    expect(synth?.steps.map((step) => step.run ?? '').join('\n')).toContain("cdk synth --quiet --no-notices --app 'node infra/app.ts'");
+    expect(synth?.steps.map((step) => step.run ?? '').join('\n')).toContain("cdk synth --quiet --no-notices --app 'node infra/cdk/app.ts'");
   });
 
   it("smoke-checks each stage with the key from that stage's environment secrets, passed through env", () => {

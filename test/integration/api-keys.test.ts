@@ -1,6 +1,7 @@
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { createApiKey, findActiveKey, hashApiKey, listApiKeys, revokeApiKey } from '../../shared/api-keys.ts';
+import { findActiveKey, hashApiKey } from '../../shared/api-keys.ts';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../infra/ops/key-store.ts';
 import { createTestTables } from '../support.ts';
 
 describe('API key store', () => {

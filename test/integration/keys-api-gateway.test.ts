@@ -1,8 +1,9 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { run } from '../../infra/keys.ts';
+import { run } from '../../infra/ops/keys.ts';
 import { stages } from '../../infra/stage-config.ts';
-import { findActiveKey, findKeyById, hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
+import { findActiveKey, hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
+import { findKeyById } from '../../infra/ops/key-store.ts';
 import { createTestTables, dynamoDbEndpoint } from '../support.ts';
 import { fakeApiGateway } from './fake-api-gateway.ts';
 

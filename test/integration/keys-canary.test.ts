@@ -7,9 +7,10 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, describe, expect, it } from 'vitest';
-import { canaryKeySecret, canaryKeySecretName } from '../../infra/canary-key.ts';
-import { run } from '../../infra/keys.ts';
-import { findActiveKey, findKeyById } from '../../shared/api-keys.ts';
+import { canaryKeySecret, canaryKeySecretName } from '../../shared/canary-key.ts';
+import { run } from '../../infra/ops/keys.ts';
+import { findActiveKey } from '../../shared/api-keys.ts';
+import { findKeyById } from '../../infra/ops/key-store.ts';
 import { createTestTables, dynamoDbEndpoint } from '../support.ts';
 import { fakeApiGateway } from './fake-api-gateway.ts';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fakeApiGateway } from './fake-api-gateway.ts';
-import { resolveTarget, run } from '../../infra/keys.ts';
+import { resolveTarget, run } from '../../infra/ops/keys.ts';
 import { type LocalState, writeLocalState } from '../../infra/local/local-state.ts';
 import { apiKeysTableKey, ensureTable } from '../../infra/local/tables.ts';
 import { localStage, stages } from '../../infra/stage-config.ts';
@@ -150,7 +150,7 @@ describe('npm run keys', () => {
   });
 
   it('exits 2 on a usage error and 1 when DynamoDB is unreachable, printing no stack trace', () => {
-    const cli = (...argv: string[]) => spawnSync(process.execPath, ['infra/keys.ts', ...argv], { encoding: 'utf8' });
+    const cli = (...argv: string[]) => spawnSync(process.execPath, ['infra/ops/keys.ts', ...argv], { encoding: 'utf8' });
     const usage = cli('revoke');
     expect(usage.status).toBe(2);
     expect(usage.stderr).toContain('keys: revoke needs the key id');

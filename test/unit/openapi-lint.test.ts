@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, openApiFiles, openApiJson, operationContracts } from '../../shared/openapi.ts';
+import { buildOpenApiDocument, openApiFiles, openApiJson, operationContracts } from '../../infra/openapi/openapi.ts';
 import { routes } from '../../shared/routes.ts';
 import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
 import { deprecatedRoute } from '../fixtures/deprecated-route.ts';

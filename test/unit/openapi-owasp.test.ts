@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, openApiFiles, openApiJson, operationContracts } from '../../shared/openapi.ts';
+import { buildOpenApiDocument, openApiFiles, openApiJson, operationContracts } from '../../infra/openapi/openapi.ts';
 import { routes } from '../../shared/routes.ts';
 import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
 import { deprecatedRoute } from '../fixtures/deprecated-route.ts';

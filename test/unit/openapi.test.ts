@@ -9,7 +9,7 @@ import {
   openApiFiles,
   openApiJson,
   operationContracts,
-} from '../../shared/openapi.ts';
+} from '../../infra/openapi/openapi.ts';
 import { deprecationHeaders, type Route, routes } from '../../shared/routes.ts';
 import { orderSchema } from '../../shared/schemas.ts';
 import { deprecatedRoute } from '../fixtures/deprecated-route.ts';

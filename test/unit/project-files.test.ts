@@ -21,7 +21,7 @@ describe('the Node requirement', () => {
   });
 
   it('runs every TypeScript entry point through the pinned Node, never a bare node from the PATH', () => {
-    expect(JSON.parse(read('cdk.json')).app).toBe('npx node infra/app.ts');
+    expect(JSON.parse(read('cdk.json')).app).toBe('npx node infra/cdk/app.ts');
     // npm scripts put node_modules/.bin (the pinned node) first on the PATH; a README command outside them must not say `node x.ts`.
     for (const doc of ['README.md', 'docs/decisions.md', 'docs/runbook.md'])
       expect(read(doc).match(/(?<!npx )\bnode [\w./-]+\.ts\b/g) ?? [], doc).toEqual([]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { completeOrdersOf } from '../../infra/smoke.ts';
+import { completeOrdersOf } from '../../shared/smoke-check.ts';
 
 describe('the smoke check reading the start of a list (completeOrdersOf)', () => {
   it('closes the array after the last complete order and drops the order cut in half', () => {

@@ -9,10 +9,10 @@ import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { addStageLogGroup } from './log-groups.ts';
-import { type FunctionName, functionEnvironment, functionSettings, type TableNames } from './function-settings.ts';
-import type { StageConfig } from './stage-config.ts';
+import { type FunctionName, functionEnvironment, functionSettings, type TableNames } from '../function-settings.ts';
+import type { StageConfig } from '../stage-config.ts';
 
-export const repoRoot = resolve(import.meta.dirname, '..');
+export const repoRoot = resolve(import.meta.dirname, '../..');
 
 /** How every function is bundled (test/bench/cold-start.ts bundles its floor with the same). */
 export const functionBundling: BundlingOptions = {
@@ -47,7 +47,7 @@ export type StoreFunctionProps = {
     /** Deploy even while a guard alarm is in ALARM (an emergency fix): `cdk deploy -c ignoreDeploymentAlarms=true`. */
     readonly ignoreAlarms: boolean;
   };
-  /** The stage's key for its logs (infra/log-groups.ts). */
+  /** The stage's key for its logs (infra/cdk/log-groups.ts). */
   readonly logsKey: kms.IKey;
   /** At most this many invocations at once (reserved concurrency); unset: no reservation, no cap. */
   readonly reservedConcurrency?: number;

@@ -13,8 +13,8 @@ import { GetAccountSettingsCommand, GetFunctionConcurrencyCommand, LambdaClient 
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
-import { type StageConfig, type StageName, stages } from './stage-config.ts';
-import { accountStackName } from './store-orders-account-stack.ts';
+import { type StageConfig, type StageName, stages } from '../stage-config.ts';
+import { accountStackName } from '../cdk/store-orders-account-stack.ts';
 
 export type CheckResult = { readonly check: string; readonly ok: boolean; readonly message: string; readonly fix?: string };
 
@@ -44,7 +44,7 @@ export const concurrencyQuotaCode = 'L-B99A9384';
 
 /** The bootstrap qualifier the stacks' synthesizer uses: cdk.json's, else the CDK's default. */
 export const bootstrapQualifier = (): string => {
-  const context = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'cdk.json'), 'utf8')).context ?? {};
+  const context = JSON.parse(readFileSync(join(import.meta.dirname, '../..', 'cdk.json'), 'utf8')).context ?? {};
   return String(context['@aws-cdk/core:bootstrapQualifier'] ?? 'hnb659fds');
 };
 

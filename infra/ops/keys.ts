@@ -2,7 +2,7 @@
  * `npm run keys -- <create|list|move|revoke> …`: issues, lists, moves between limit tiers and
  * revokes API keys. Only the SHA-256 hash of a key is stored; a new key is printed once, here,
  * and never again. On a deployed stage each command keeps API Gateway in step with the table
- * (the key's API key and usage plan: infra/key-lifecycle.ts); locally only the table is written.
+ * (the key's API key and usage plan: infra/ops/key-lifecycle.ts); locally only the table is written.
  *
  * Target: the running `npm start` by default (the state file it writes, .local/npm-start.json);
  * DYNAMODB_ENDPOINT / API_KEYS_TABLE or `--endpoint` / `--table` name another local one, and
@@ -19,13 +19,13 @@ import {
   ResourceNotFoundException as SecretNotFound,
   SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
-import { listApiKeys } from '../shared/api-keys.ts';
-import { tableName } from '../shared/config.ts';
-import { createDocumentClient } from '../shared/dynamo.ts';
-import { canaryKeySecretName, canaryTier, readCanaryKey } from './canary-key.ts';
+import { listApiKeys } from './key-store.ts';
+import { tableName } from '../../shared/config.ts';
+import { createDocumentClient } from '../../shared/dynamo.ts';
+import { canaryKeySecretName, canaryTier, readCanaryKey } from '../../shared/canary-key.ts';
 import { createKey, type KeySides, moveKey, revokeKey, StepFailed } from './key-lifecycle.ts';
-import { type LocalState, localStateFile, readLocalState } from './local/local-state.ts';
-import { localStage, type StageName, stages } from './stage-config.ts';
+import { type LocalState, localStateFile, readLocalState } from '../local/local-state.ts';
+import { localStage, type StageName, stages } from '../stage-config.ts';
 import { UsagePlans } from './usage-plans.ts';
 
 const usage = `Usage: npm run keys -- <command> [options]

@@ -3,7 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import type { StageConfig } from './stage-config.ts';
+import type { StageConfig } from '../stage-config.ts';
 
 /** AWS Control Tower's CT.CLOUDWATCH.PR.2 asks for at least a year of retention. */
 const controlTowerRetentionDays = 365;

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { dirname, relative, resolve } from 'node:path';
 import { z } from 'zod';
 
-const repoRoot = resolve(import.meta.dirname, '..');
+const repoRoot = resolve(import.meta.dirname, '../..');
 
 export const apiReferenceFiles = { document: 'docs/openapi.json', page: 'docs/api-reference.html' } as const;
 

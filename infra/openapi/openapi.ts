@@ -11,15 +11,15 @@ import { resolve } from 'node:path';
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
 import type * as core from 'zod/v4/core';
-import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from './errors.ts';
-import { apiVersion, deprecationHeaders, type Operation, type Route, routes } from './routes.ts';
-import * as shipped from './schemas.ts';
-import { INT32_MAX, INT32_MIN } from './schemas.ts';
+import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from '../../shared/errors.ts';
+import { apiVersion, deprecationHeaders, type Operation, type Route, routes } from '../../shared/routes.ts';
+import * as shipped from '../../shared/schemas.ts';
+import { INT32_MAX, INT32_MIN } from '../../shared/schemas.ts';
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
 type HeaderObject = { description: string; required?: boolean; schema: Record<string, unknown> };
 
-const repoRoot = resolve(import.meta.dirname, '..');
+const repoRoot = resolve(import.meta.dirname, '../..');
 
 /**
  * The version of the interface description: package.json's `version`, so one bump (recorded in

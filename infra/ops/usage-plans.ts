@@ -17,7 +17,7 @@ import {
   paginateGetApiKeys,
   paginateGetUsagePlans,
 } from '@aws-sdk/client-api-gateway';
-import { usagePlanName } from './stage-config.ts';
+import { usagePlanName } from '../stage-config.ts';
 
 export type UsagePlanRef = { readonly id: string; readonly name: string; readonly tier: string };
 export type GatewayApiKey = { readonly id: string; readonly name: string; readonly value: string };

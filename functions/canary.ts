@@ -1,12 +1,12 @@
 /**
- * The script of each stage's CloudWatch Synthetics canary (infra/release-checks.ts): every
- * minute, the read-only smoke check (infra/smoke.ts, the very code `npm run smoke` runs) against
+ * The script of each stage's CloudWatch Synthetics canary (infra/cdk/release-checks.ts): every
+ * minute, the read-only smoke check (shared/smoke-check.ts, the very code `npm run smoke` runs) against
  * the stage's public URL, with the stage's canary key from Secrets Manager. A run fails, and
  * Synthetics records SuccessPercent 0, when any check fails; the error names the failed checks.
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { readCanaryKey } from './canary-key.ts';
-import { smoke } from './smoke.ts';
+import { readCanaryKey } from '../shared/canary-key.ts';
+import { smoke } from '../shared/smoke-check.ts';
 
 const secrets = new SecretsManagerClient({});
 

@@ -8,10 +8,10 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { metricNames, metricsNamespace } from '../shared/observability.ts';
-import { basePath, type Route } from '../shared/routes.ts';
-import { functionSettings } from './function-settings.ts';
-import { type StageConfig, serviceName } from './stage-config.ts';
+import { metricNames, metricsNamespace } from '../../shared/observability.ts';
+import { basePath, type Route } from '../../shared/routes.ts';
+import { functionSettings } from '../function-settings.ts';
+import { type StageConfig, serviceName } from '../stage-config.ts';
 import type { StoreFunction } from './store-function.ts';
 
 export interface StoreOrdersMonitoringProps {
@@ -21,7 +21,7 @@ export interface StoreOrdersMonitoringProps {
   /** The route functions, each under the name its alarms and graphs use (e.g. ListOrders). */
   readonly routeFunctions: readonly { readonly name: string; readonly route: Route; readonly fn: StoreFunction }[];
   readonly authorizer: StoreFunction;
-  /** The stage's Synthetics canary (infra/release-checks.ts), by name. */
+  /** The stage's Synthetics canary (infra/cdk/release-checks.ts), by name. */
   readonly canaryName: string;
   /** Each table with the operations this service performs on it (DynamoDB reports throttles per operation). */
   readonly tables: readonly { readonly id: string; readonly table: dynamodb.Table; readonly operations: dynamodb.Operation[] }[];

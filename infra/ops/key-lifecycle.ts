@@ -14,19 +14,11 @@
  * move or revoke again finishes the work (every step finds what an earlier run did, by name); a
  * create that failed says how to remove what it left, since a new create makes a new key id.
  */
-import {
-  createApiKey,
-  findKeyById,
-  generateApiKey,
-  generateUsageKey,
-  hashApiKey,
-  keyIdOf,
-  moveApiKey,
-  revokeApiKey,
-} from '../shared/api-keys.ts';
-import type { ApiKeyItem } from '../shared/api-keys.ts';
-import type { TableRef } from '../shared/dynamo.ts';
-import { usagePlanName } from './stage-config.ts';
+import { hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
+import { createApiKey, findKeyById, generateApiKey, generateUsageKey, moveApiKey, revokeApiKey } from './key-store.ts';
+import type { ApiKeyItem } from '../../shared/api-keys.ts';
+import type { TableRef } from '../../shared/dynamo.ts';
+import { usagePlanName } from '../stage-config.ts';
 import { apiKeyName, type GatewayApiKey, type UsagePlanRef, type UsagePlans } from './usage-plans.ts';
 
 /** Where a key lives: its table, and on a deployed stage its API Gateway side too. */

@@ -5,7 +5,7 @@
  * - PreTrafficHook: CodeDeploy's BeforeAllowTraffic hook on every `live` alias of the stage
  *   (functions/pre-traffic-hook.ts). It invokes the new versions before any traffic moves.
  * - SyntheticClient: a CloudWatch Synthetics canary calling the stage's public URL every minute
- *   with the stage's canary key, running the smoke check's code (infra/canary-script.ts).
+ *   with the stage's canary key, running the smoke check's code (functions/canary.ts).
  *
  * The canary key lives in Secrets Manager (`npm run keys -- canary`); the stack names the secret
  * and grants read access to it, and never holds its value.
@@ -23,9 +23,9 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as synthetics from 'aws-cdk-lib/aws-synthetics';
 import { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
-import { canaryKeySecretName } from './canary-key.ts';
+import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import { addStageLogGroup } from './log-groups.ts';
-import type { StageConfig } from './stage-config.ts';
+import type { StageConfig } from '../stage-config.ts';
 import { functionBundling, functionNodeOptions, repoRoot, type StoreFunction } from './store-function.ts';
 
 /** Secrets Manager appends six random characters to a secret's name in its ARN. */
@@ -118,15 +118,13 @@ export class PreTrafficHook extends Construct {
 /** The canary's script, bundled as CommonJS at nodejs/node_modules/canary.js (the Synthetics Node.js layout); returns `outputDir`. */
 export const bundleCanaryScript = (outputDir: string): string => {
   buildSync({
-    entryPoints: [resolve(repoRoot, 'infra/canary-script.ts')],
+    entryPoints: [resolve(repoRoot, 'functions/canary.ts')],
     outfile: resolve(outputDir, 'nodejs/node_modules/canary.js'),
     bundle: true,
     platform: 'node',
     format: 'cjs',
     target: 'node22',
     minify: true,
-    // smoke.ts runs itself only as a command: never inside the canary.
-    define: { 'import.meta.main': 'false' },
     logLevel: 'error',
   });
   return outputDir;

@@ -1,14 +1,14 @@
 /**
- * `npm run smoke -- --base-url <url>`: a black-box check of a running stage (deployed or
- * `npm start`), the command to run right after `cdk deploy` and the one the pipeline runs after
- * each stage. The key comes from STORE_API_KEY. Read-only, unless `--cancel <orderId>` names an
- * order it may cancel. One line per check, a summary, exit code 1 on any mismatch (2 on a usage
- * error), and a timeout on every request.
+ * The black-box checks of a running stage: what `npm run smoke` (infra/ops/smoke.ts) runs from a
+ * shell, the Synthetics canary (functions/canary.ts) every minute, and the pre-traffic hook
+ * (functions/pre-traffic-hook.ts) uses to judge a new version's answers. Read-only, unless
+ * `--cancel <orderId>` names an order it may cancel. One line per check, a summary, exit code 1 on
+ * any mismatch (2 on a usage error), and a timeout on every request.
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { parseOrderId } from '../shared/order-id.ts';
-import { integerPattern, orderSchema } from '../shared/schemas.ts';
+import { parseOrderId } from './order-id.ts';
+import { integerPattern, orderSchema } from './schemas.ts';
 
 const usage = `Usage: npm run smoke -- --base-url <url> [--cancel <orderId>] [--timeout-ms <ms>] [--list-bytes <n>]
   with the key in STORE_API_KEY (read it without echo: read -rs STORE_API_KEY && export STORE_API_KEY)
@@ -290,6 +290,3 @@ export const smoke = async (argv: string[], env: NodeJS.ProcessEnv = process.env
   out(failed === 0 ? `All ${all.length} checks passed.` : `${failed} of ${all.length} checks FAILED.`);
   return failed === 0 ? 0 : 1;
 };
-
-// No top-level await: the Synthetics canary bundles this module as CommonJS (infra/synthetic-client.ts).
-if (import.meta.main) void smoke(process.argv.slice(2)).then((code) => (process.exitCode = code));

@@ -7,11 +7,11 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { authorizationHeaderPattern } from '../shared/api-keys.ts';
-import { listLeaseAttributes } from '../shared/list-leases.ts';
-import { basePath, type Operation, type Route, routes } from '../shared/routes.ts';
+import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
+import { listLeaseAttributes } from '../../shared/list-leases.ts';
+import { basePath, type Operation, type Route, routes } from '../../shared/routes.ts';
 import { accessLogFormat, addGatewayResponses } from './api-gateway.ts';
-import { functionSettings } from './function-settings.ts';
+import { functionSettings } from '../function-settings.ts';
 import { addLogsKey, addStageLogGroup } from './log-groups.ts';
 import {
   type DataRemovalPolicy,
@@ -21,7 +21,7 @@ import {
   type TierName,
   tierProblems,
   usagePlanName,
-} from './stage-config.ts';
+} from '../stage-config.ts';
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
 import { PreTrafficHook, SyntheticClient } from './release-checks.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';

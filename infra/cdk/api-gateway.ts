@@ -3,7 +3,7 @@
  * the gateway responses (answers given without a function) as Error records of the shared table.
  */
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
-import { errorCodes, errorRecord, type GatewayResponseType, gatewayResponseCodes, gatewayResponseHeaders } from '../shared/errors.ts';
+import { errorCodes, errorRecord, type GatewayResponseType, gatewayResponseCodes, gatewayResponseHeaders } from '../../shared/errors.ts';
 
 /**
  * The access log's fields. Status and latency are bare numbers (they always have one) so Logs
