@@ -14,7 +14,7 @@ import type { StageConfig } from '../stage-config.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
 
-/** How every function is bundled (test/bench/cold-start.ts bundles its floor with the same). */
+/** How every function is bundled (test/perf/cold-start.ts bundles its floor with the same). */
 export const functionBundling: BundlingOptions = {
   format: OutputFormat.ESM,
   target: 'node24',

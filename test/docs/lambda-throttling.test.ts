@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { errorCodes, errorRecord, gatewayResponseCodes } from '../../shared/errors.ts';
-import { repoRoot } from '../infra/support.ts';
+import { repoRoot } from '../lib/cdk.ts';
 
 const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
 /** The README's error table: status, code, when. */

@@ -4,7 +4,7 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localStage } from '../../infra/stage-config.ts';
 import { createApiKey, revokeApiKey } from '../../infra/ops/key-store.ts';
-import { order, request, startTestApi } from '../support.ts';
+import { order, request, startTestApi } from '../lib/local-api.ts';
 
 const stored = [
   order('1', 'pending', { petId: '101', quantity: '1', shipDate: '2026-12-01T10:00:00Z', complete: false }),

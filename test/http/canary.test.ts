@@ -1,7 +1,7 @@
 /**
  * The Synthetics canary's script as the stack ships it (bundled by the same function the stack
  * calls), run against `npm start`. Its key comes from Secrets Manager (a local stand-in,
- * ../contract/fake-aws.ts), as on a stage. On Node.js 20 (syn-nodejs-3.x) the smoke check cannot
+ * ../lib/fake-aws.ts), as on a stage. On Node.js 20 (syn-nodejs-3.x) the smoke check cannot
  * read int64 ids exactly and says so: the canary runs on syn-nodejs-4.1 (Node.js 22).
  */
 import { execFile } from 'node:child_process';
@@ -12,10 +12,10 @@ import { canaryKeySecretName, canaryTier } from '../../shared/canary-key.ts';
 import { bundleCanaryScript } from '../../infra/cdk/release-checks.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
-import { startFakeAws } from '../contract/fake-aws.ts';
-import { tempDir } from '../infra/support.ts';
-import { type ServiceProcess, startServiceProcess, stopServiceProcess, uniqueTables } from '../service-process.ts';
-import { dynamoDbEndpoint } from '../support.ts';
+import { startFakeAws } from '../lib/fake-aws.ts';
+import { tempDir } from '../lib/cdk.ts';
+import { type ServiceProcess, startServiceProcess, stopServiceProcess, uniqueTables } from '../lib/service-process.ts';
+import { dynamoDbEndpoint } from '../lib/local-api.ts';
 
 const developerKey = 'canary-test-developer-key-0123456789';
 const canaryKey = 'so_local_canary-test-key-0123456789abcdef';

@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../infra/openapi/openapi.ts';
-import { order, parseJsonExact, parseJsonWithSources, request, startTestApi } from '../support.ts';
+import { order, request, startTestApi } from '../lib/local-api.ts';
+import { parseJsonExact, parseJsonWithSources } from '../lib/openapi-contract.ts';
 
 type Answer = { status: number; headers?: Record<string, string>; body?: string };
 

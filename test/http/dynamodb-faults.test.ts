@@ -9,7 +9,7 @@ import { apiKeysTableKey, ensureTable, listLeasesTableKey, ordersTableKey } from
 import { localStage } from '../../infra/stage-config.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
-import { order, request, startTestApi } from '../support.ts';
+import { order, request, startTestApi } from '../lib/local-api.ts';
 
 // Real faults on a DynamoDB Local of this file's own (the run's shared one must stay healthy):
 // a paused Java process (SIGSTOP) is a hang — connections open, nothing answers — and a

@@ -6,9 +6,9 @@ import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClientBounds, type Gateway, type LambdaHandler, startGateway } from '../../infra/local/gateway.ts';
 import { routes } from '../../shared/routes.ts';
-import { allowEverything, noContent, testFunction, testRoute } from '../gateway-doubles.ts';
-import { type ServiceProcess, startServiceProcess, stopServiceProcess, uniqueTables } from '../service-process.ts';
-import { dynamoDbEndpoint } from '../support.ts';
+import { allowEverything, noContent, testFunction, testRoute } from '../lib/gateway-doubles.ts';
+import { type ServiceProcess, startServiceProcess, stopServiceProcess, uniqueTables } from '../lib/service-process.ts';
+import { dynamoDbEndpoint } from '../lib/local-api.ts';
 
 // Clients that misbehave on purpose, over raw sockets: the local gateway settles who sends a
 // request before it reads any body, and bounds how long and how many connections a client holds.

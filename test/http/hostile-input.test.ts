@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, revokeApiKey } from '../../infra/ops/key-store.ts';
 import { errorCodes } from '../../shared/errors.ts';
-import { type RawResponse, sendRaw } from '../raw-http.ts';
-import { order, startTestApi } from '../support.ts';
+import { type RawResponse, sendRaw } from '../lib/raw-http.ts';
+import { order, startTestApi } from '../lib/local-api.ts';
 
 // Raw requests, as a hostile or careless client would send them, to the local gateway in front
 // of the real handlers. Whatever arrives, the answer is never a 5xx (DynamoDB is healthy here),

@@ -6,7 +6,7 @@ import { localStage, type Tier } from '../../infra/stage-config.ts';
 import { hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { errorRecord } from '../../shared/errors.ts';
-import { dynamoDbEndpoint, order, request, startTestApi } from '../support.ts';
+import { dynamoDbEndpoint, order, request, startTestApi } from '../lib/local-api.ts';
 
 // Tiers small enough to reach in a few requests; the rates refill nothing within a test.
 const slow = 0.001;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localStage, type Tier } from '../../infra/stage-config.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { errorRecord } from '../../shared/errors.ts';
-import { order, request, startTestApi } from '../support.ts';
+import { order, request, startTestApi } from '../lib/local-api.ts';
 
 // A tier whose rates never refuse within a test, so that only the bound on lists running at once can.
 const oneListAtATime: Tier = {

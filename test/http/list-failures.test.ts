@@ -11,7 +11,7 @@ import type { Gateway } from '../../infra/local/gateway.ts';
 import { startLocalApi } from '../../infra/local/local-api.ts';
 import { localStage } from '../../infra/stage-config.ts';
 import { hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
-import { request } from '../support.ts';
+import { request } from '../lib/local-api.ts';
 
 // Scan faults DynamoDB Local cannot produce on demand, seen by a client through the local gateway.
 const dynamo = mockClient(DynamoDBDocumentClient);

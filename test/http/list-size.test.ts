@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { order, request, startTestApi } from '../support.ts';
+import { order, request, startTestApi } from '../lib/local-api.ts';
 
 // A store past what one answer can carry (README, "Limits of the deployed list") is refused before the first
 // byte, not cut off mid-stream. The limits are lowered here; deployed, they are about 1.4

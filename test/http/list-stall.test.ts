@@ -4,8 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localStage } from '../../infra/stage-config.ts';
 import { errorRecord } from '../../shared/errors.ts';
-import { type ServiceProcess, startServiceProcess, stopServiceProcess } from '../service-process.ts';
-import { createTestTables, dynamoDbEndpoint, order, request } from '../support.ts';
+import { type ServiceProcess, startServiceProcess, stopServiceProcess } from '../lib/service-process.ts';
+import { createTestTables, dynamoDbEndpoint, order, request } from '../lib/local-api.ts';
 
 // Orders as large as the table contract allows (about 200 bytes of JSON each): together more than
 // the ~4 MB that the kernel's and Node's buffers on loopback take in for a client that reads nothing.

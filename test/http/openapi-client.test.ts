@@ -1,7 +1,8 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components, paths } from '../generated/openapi.d.ts';
-import { contractCheckedFetch, order, parseJsonExact, startTestApi } from '../support.ts';
+import { order, startTestApi } from '../lib/local-api.ts';
+import { contractCheckedFetch, parseJsonExact } from '../lib/openapi-contract.ts';
 
 type Order = components['schemas']['Order'];
 type CancelOrderErrorCode =

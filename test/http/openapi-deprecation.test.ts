@@ -3,7 +3,7 @@ import { buildOpenApiDocument, operationContracts } from '../../infra/openapi/op
 import { routes as serviceRoutes } from '../../shared/routes.ts';
 import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
 import { deprecatedFunction, deprecatedRoute } from '../fixtures/deprecated-route.ts';
-import { request, startTestApi } from '../support.ts';
+import { request, startTestApi } from '../lib/local-api.ts';
 
 // The service's route table plus the test-only deprecated route, as a deprecated route of the service would stand.
 const routes = [...serviceRoutes, deprecatedRoute];

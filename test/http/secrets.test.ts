@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiKeysTableKey, ensureTable } from '../../infra/local/tables.ts';
 import { createApiKey, revokeApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
-import { sendRaw } from '../raw-http.ts';
-import { startServiceProcess } from '../service-process.ts';
-import { dynamoDbEndpoint, order, startTestApi } from '../support.ts';
+import { sendRaw } from '../lib/raw-http.ts';
+import { startServiceProcess } from '../lib/service-process.ts';
+import { dynamoDbEndpoint, order, startTestApi } from '../lib/local-api.ts';
 
 // A secrets scan: with logging turned all the way up (DEBUG, and Powertools' own switch to log
 // every Lambda event), the service is used with known keys — valid, revoked, unknown, malformed,

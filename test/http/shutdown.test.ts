@@ -5,7 +5,7 @@ import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { installLambdaStreamingGlobals, type LambdaHandler, startGateway } from '../../infra/local/gateway.ts';
 import type { Route } from '../../shared/routes.ts';
-import { portAccepts } from '../service-process.ts';
+import { portAccepts } from '../lib/service-process.ts';
 
 // The gateway's drain, with handlers whose timing the test controls (no database involved).
 // Stopping `npm start` as a process is tested in start.test.ts, beside its other process tests

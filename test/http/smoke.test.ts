@@ -3,11 +3,11 @@ import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ServiceProcess, startServiceProcess, stopServiceProcess, uniqueTables } from '../service-process.ts';
+import { type ServiceProcess, startServiceProcess, stopServiceProcess, uniqueTables } from '../lib/service-process.ts';
 import { localStage, stages } from '../../infra/stage-config.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
-import { dynamoDbEndpoint } from '../support.ts';
+import { dynamoDbEndpoint } from '../lib/local-api.ts';
 
 const key = 'smoke-test-local-key-0123456789';
 

@@ -23,8 +23,8 @@ import {
   startServiceProcess,
   stopServiceProcess,
   uniqueTables,
-} from '../service-process.ts';
-import { dynamoDbEndpoint, request } from '../support.ts';
+} from '../lib/service-process.ts';
+import { dynamoDbEndpoint, request } from '../lib/local-api.ts';
 
 const startService = (env: Record<string, string | undefined>) => startServiceProcess('node', env);
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createApp } from '../../infra/cdk/app.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
-import { cdkJsonContext, stageNames, synthApp, tempDir } from './support.ts';
+import { cdkJsonContext, stageNames, synthApp, tempDir } from '../lib/cdk.ts';
 
 describe('the CDK app', () => {
   it('has one stack per stage, named StoreOrders-<stage>', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { StoreFunction } from '../../infra/cdk/store-function.ts';
-import { logicalId, synthApp } from './support.ts';
+import { logicalId, synthApp } from '../lib/cdk.ts';
 
 /** Real esbuild bundling (local, no Docker) of the staging stack: the other infra tests skip it. */
 describe('the function bundles', () => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validations } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { stageNames, synthApp } from './support.ts';
+import { stageNames, synthApp } from '../lib/cdk.ts';
 
 type Violation = {
   ruleName: string;

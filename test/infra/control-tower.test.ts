@@ -4,7 +4,7 @@ import { Validations } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
-import { stageNames, synthApp } from './support.ts';
+import { stageNames, synthApp } from '../lib/cdk.ts';
 
 type Violation = {
   ruleName: string;

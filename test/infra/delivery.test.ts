@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
-import { logicalId, stageNames, synthApp } from './support.ts';
+import { logicalId, stageNames, synthApp } from '../lib/cdk.ts';
 
 const { stack, template } = synthApp();
 

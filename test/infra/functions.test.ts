@@ -2,7 +2,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
 import type { StoreFunction } from '../../infra/cdk/store-function.ts';
-import { logicalId, roleActions, stageNames, synthApp } from './support.ts';
+import { logicalId, roleActions, stageNames, synthApp } from '../lib/cdk.ts';
 
 const { stack, template } = synthApp();
 

@@ -5,7 +5,7 @@
  * synthesized template, for every alarm every deployment group watches (whoever adds them).
  */
 import { describe, expect, it } from 'vitest';
-import { stageNames, synthApp } from './support.ts';
+import { stageNames, synthApp } from '../lib/cdk.ts';
 
 const { template } = synthApp();
 

@@ -1,6 +1,6 @@
 /**
  * Every call one AWS service makes to another that the stacks rely on, derived from the
- * synthesized templates and evaluated by an IAM policy simulator (test/infra/iam.ts): allowed
+ * synthesized templates and evaluated by an IAM policy simulator (test/lib/iam.ts): allowed
  * where the stack needs it, denied where it must be. Each derivation fails when it finds nothing,
  * so a template change cannot silently empty a check.
  */
@@ -26,8 +26,8 @@ import {
   roleSession,
   roleTrustPolicy,
   type Verdict,
-} from './iam.ts';
-import { logicalId, stageNames, synthApp } from './support.ts';
+} from '../lib/iam.ts';
+import { logicalId, stageNames, synthApp } from '../lib/cdk.ts';
 
 const { app, stack } = synthApp();
 const templateOf = (s: Stack) => app.synth().getStackByName(s.stackName).template as CfnTemplate;

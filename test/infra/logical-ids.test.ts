@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
-import { repoRoot, stageNames, synthApp } from './support.ts';
+import { repoRoot, stageNames, synthApp } from '../lib/cdk.ts';
 
 /**
  * CloudFormation knows a resource by its logical id. A refactor that moves a table into

@@ -7,7 +7,7 @@ import { stages } from '../../infra/stage-config.ts';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 import { metricNames } from '../../shared/observability.ts';
 import { routes } from '../../shared/routes.ts';
-import { cdkJsonContext, repoRoot, stageNames, synthApp, tempDir } from './support.ts';
+import { cdkJsonContext, repoRoot, stageNames, synthApp, tempDir } from '../lib/cdk.ts';
 
 const { template } = synthApp();
 

@@ -3,7 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
-import { cdkJsonContext, logicalId, stageNames, synthApp, tempDir } from './support.ts';
+import { cdkJsonContext, logicalId, stageNames, synthApp, tempDir } from '../lib/cdk.ts';
 
 const { stack, template } = synthApp();
 

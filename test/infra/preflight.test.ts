@@ -19,9 +19,9 @@ import {
   unreservedMinimum,
 } from '../../infra/ops/deploy-preflight.ts';
 import { stages } from '../../infra/stage-config.ts';
-import { evaluate } from './iam.ts';
-import { accounts, permissionsPolicy, pipelineRole, region as pipelineRegion } from './pipeline-policies.ts';
-import { synthApp } from './support.ts';
+import { evaluate } from '../lib/iam.ts';
+import { accounts, permissionsPolicy, pipelineRole, region as pipelineRegion } from '../lib/pipeline-policies.ts';
+import { synthApp } from '../lib/cdk.ts';
 
 const account = '123456789012';
 const region = 'eu-west-1';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import { stages } from '../../infra/stage-config.ts';
-import { logicalId, roleActions, stageNames, synthApp } from './support.ts';
+import { logicalId, roleActions, stageNames, synthApp } from '../lib/cdk.ts';
 
 const { stack, template } = synthApp();
 

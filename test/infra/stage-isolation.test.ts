@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
 import { describe, expect, it } from 'vitest';
-import { bootstrapRoles, type PolicyDocument } from './bootstrap.ts';
-import { accounts, permissionsPolicy, pipelineRole, region, repository, type Stage, trustPolicy } from './pipeline-policies.ts';
-import { repoRoot, synthApp } from './support.ts';
+import { bootstrapRoles, type PolicyDocument } from '../lib/bootstrap.ts';
+import { accounts, permissionsPolicy, pipelineRole, region, repository, type Stage, trustPolicy } from '../lib/pipeline-policies.ts';
+import { repoRoot, synthApp } from '../lib/cdk.ts';
 
 const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
 const other = (stage: Stage): Stage => (stage === 'staging' ? 'production' : 'staging');

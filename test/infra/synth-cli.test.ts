@@ -4,7 +4,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
 import { accountStackName } from '../../infra/cdk/store-orders-account-stack.ts';
-import { repoRoot, tempDir } from './support.ts';
+import { repoRoot, tempDir } from '../lib/cdk.ts';
 
 /** This process's environment without anything that could give the CLI AWS credentials or a target. */
 const withoutAws = (): NodeJS.ProcessEnv => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { apiKeysTableKey, listLeasesTableKey, ordersTableKey } from '../../infra/local/tables.ts';
 import { stages } from '../../infra/stage-config.ts';
-import { stageNames, synthApp } from './support.ts';
+import { stageNames, synthApp } from '../lib/cdk.ts';
 
 const { template } = synthApp();
 

@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, tempDir } from './support.ts';
+import { repoRoot, tempDir } from '../lib/cdk.ts';
 
 const dir = tempDir('store-orders-verified-node-');
 const gnupgHome = join(dir, 'gnupg');

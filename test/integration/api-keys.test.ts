@@ -2,7 +2,7 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { findActiveKey, hashApiKey } from '../../shared/api-keys.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../infra/ops/key-store.ts';
-import { createTestTables } from '../support.ts';
+import { createTestTables } from '../lib/local-api.ts';
 
 describe('API key store', () => {
   it('stores only the hash of a new key and finds the key by it', async () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { dynamoDbEndpoint } from '../support.ts';
+import { dynamoDbEndpoint } from '../lib/local-api.ts';
 
 /** The address of a /proc/net/tcp{,6} entry: 32-bit words in host (little-endian) byte order. */
 const procAddress = (hex: string): string => {

@@ -4,8 +4,8 @@ import { run } from '../../infra/ops/keys.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { findActiveKey, hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
 import { findKeyById } from '../../infra/ops/key-store.ts';
-import { createTestTables, dynamoDbEndpoint } from '../support.ts';
-import { fakeApiGateway } from './fake-api-gateway.ts';
+import { createTestTables, dynamoDbEndpoint } from '../lib/local-api.ts';
+import { fakeApiGateway } from '../lib/fake-api-gateway.ts';
 
 // The staging stage's API Gateway, faked; its keys table is a fresh one in DynamoDB Local.
 const gateway = fakeApiGateway([

@@ -11,8 +11,8 @@ import { canaryKeySecret, canaryKeySecretName } from '../../shared/canary-key.ts
 import { run } from '../../infra/ops/keys.ts';
 import { findActiveKey } from '../../shared/api-keys.ts';
 import { findKeyById } from '../../infra/ops/key-store.ts';
-import { createTestTables, dynamoDbEndpoint } from '../support.ts';
-import { fakeApiGateway } from './fake-api-gateway.ts';
+import { createTestTables, dynamoDbEndpoint } from '../lib/local-api.ts';
+import { fakeApiGateway } from '../lib/fake-api-gateway.ts';
 
 // Staging's API Gateway and Secrets Manager, faked (no local server exists for either); its keys table is DynamoDB Local's.
 const gateway = fakeApiGateway([

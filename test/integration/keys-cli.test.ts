@@ -3,14 +3,14 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fakeApiGateway } from './fake-api-gateway.ts';
+import { fakeApiGateway } from '../lib/fake-api-gateway.ts';
 import { resolveTarget, run } from '../../infra/ops/keys.ts';
 import { type LocalState, writeLocalState } from '../../infra/local/local-state.ts';
 import { apiKeysTableKey, ensureTable } from '../../infra/local/tables.ts';
 import { localStage, stages } from '../../infra/stage-config.ts';
 import { findActiveKey } from '../../shared/api-keys.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
-import { createTestTables, dynamoDbEndpoint } from '../support.ts';
+import { createTestTables, dynamoDbEndpoint } from '../lib/local-api.ts';
 
 const keys = async (...argv: string[]) => {
   const lines: string[] = [];

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { acquireListLease, releaseListLease } from '../../shared/list-leases.ts';
-import { createTestTables } from '../support.ts';
+import { createTestTables } from '../lib/local-api.ts';
 
 const inAMinute = () => new Date(Date.now() + 60_000);
 

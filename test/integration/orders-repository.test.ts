@@ -3,7 +3,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { cancelOrder, type InvalidItemReport, scanOrderPages } from '../../shared/orders-repository.ts';
 import type { Order } from '../../shared/schemas.ts';
-import { createTestTables, order } from '../support.ts';
+import { createTestTables, order } from '../lib/local-api.ts';
 
 const listAll = async (table: Parameters<typeof scanOrderPages>[0], options: Parameters<typeof scanOrderPages>[1] = {}) => {
   const pages: Order[][] = [];

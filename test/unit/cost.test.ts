@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { functionSettings } from '../../infra/function-settings.ts';
-import { type CostInputs, costScenarios, prices } from '../bench/cost.ts';
+import { type CostInputs, costScenarios, prices } from '../perf/cost.ts';
 
 // Round figures, so every expected cost below can be checked by hand.
 const measured: CostInputs = {

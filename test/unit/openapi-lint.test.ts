@@ -6,7 +6,7 @@ import { buildOpenApiDocument, openApiFiles, openApiJson, operationContracts } f
 import { routes } from '../../shared/routes.ts';
 import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
 import { deprecatedRoute } from '../fixtures/deprecated-route.ts';
-import { runJsonCli } from '../json-cli.ts';
+import { runJsonCli } from '../lib/json-cli.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 const redoclyCli = resolve(repoRoot, 'node_modules/@redocly/cli/bin/cli.js');

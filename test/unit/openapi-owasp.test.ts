@@ -4,7 +4,7 @@ import { buildOpenApiDocument, openApiFiles, openApiJson, operationContracts } f
 import { routes } from '../../shared/routes.ts';
 import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
 import { deprecatedRoute } from '../fixtures/deprecated-route.ts';
-import { runJsonCli } from '../json-cli.ts';
+import { runJsonCli } from '../lib/json-cli.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 // The CLI rather than spectral-core from code: spectral-core's own loader (ruleset-bundler's

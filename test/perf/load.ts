@@ -3,7 +3,7 @@
  * service (infra/local/start.ts, as `npm start` runs it) seeded with LOAD_ORDERS orders, then the
  * table is checked for lost or double transitions. Exits 1 on any 5xx, any unexpected status or
  * client error, any incomplete list, or any violation. Not part of `npm test` (its figures depend
- * on the machine); test/load/load.test.ts runs one very short round of it.
+ * on the machine); test/http/load-command.test.ts runs one very short round of it.
  *
  *   LOAD_SECONDS      total time under load, split across the rounds (default 15)
  *   LOAD_ROUNDS       rounds; the service's memory is read before the first and after each (default 3)
@@ -81,7 +81,7 @@ type Service = { child: ChildProcess; url: string; ordersTable: string; output: 
 const startService = async (seedFile: string, dynamoDbEndpoint: string): Promise<Service> => {
   const suffix = randomUUID().slice(0, 8);
   const ordersTable = `load-orders-${suffix}`;
-  const child = spawn(process.execPath, ['--expose-gc', '--import', './test/load/memory-probe.ts', 'infra/local/start.ts'], {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', './test/perf/memory-probe.ts', 'infra/local/start.ts'], {
     cwd: repoRoot,
     env: {
       ...process.env,

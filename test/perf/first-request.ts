@@ -5,11 +5,11 @@
  * pays everything a first request pays: the authorizer's first key lookup, the function's first
  * DynamoDB connection, and code running for the first time. `npm start` loads the handler
  * modules before it listens (as a Lambda's init phase does): module loading is not in these
- * figures; `test/bench/cold-start.ts` measures it. Run: `npx node test/bench/first-request.ts`.
+ * figures; `test/perf/cold-start.ts` measures it. Run: `npx node test/perf/first-request.ts`.
  */
 import { request } from 'node:http';
 import { loadavg } from 'node:os';
-import { startServiceProcess, stopServiceProcess } from '../service-process.ts';
+import { startServiceProcess, stopServiceProcess } from '../lib/service-process.ts';
 
 const starts = Number(process.env.BENCH_FRESH_STARTS ?? 3);
 const warmRequests = Number(process.env.BENCH_WARM_REQUESTS ?? 20);

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build, type Plugin } from 'esbuild';
-import { repoRoot, tempDir } from '../infra/support.ts';
+import { repoRoot, tempDir } from './cdk.ts';
 
 type Fault = { readonly handlerFile: string; readonly file: string; readonly replace: string; readonly with: string };
 

@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { dynamoDbEndpoint } from '../support.ts';
+import { dynamoDbEndpoint } from '../lib/local-api.ts';
 
 // A smoke of `npm run load` (one very short, light round on the run's DynamoDB Local): the script
 // starts the service, loads it, checks the table and reports. Its figures are not judged here.
 describe('npm run load', () => {
   it('runs one short round and a short overload, and reports no 5xx to a cancel and no lost or double transition', async () => {
-    const child = spawn(process.execPath, ['test/load/load.ts'], {
+    const child = spawn(process.execPath, ['test/perf/load.ts'], {
       env: {
         ...process.env,
         DYNAMODB_ENDPOINT: dynamoDbEndpoint(),

@@ -6,7 +6,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
-import { tempDir } from '../infra/support.ts';
+import { tempDir } from './cdk.ts';
 import type { Invocation, Outcome, Plan } from './lambda-runtime.ts';
 import { resolve, type Template } from './template.ts';
 

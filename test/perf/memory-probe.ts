@@ -1,5 +1,5 @@
 /**
- * Loaded into the service by `npm run load` (`node --expose-gc --import ./test/load/memory-probe.ts
+ * Loaded into the service by `npm run load` (`node --expose-gc --import ./test/perf/memory-probe.ts
  * infra/local/start.ts`): answers `{ type: 'memory' }` on the IPC channel with the process's memory
  * after a full garbage collection, so that rounds compare live memory, not garbage not yet collected.
  */

@@ -14,10 +14,10 @@ import type { StoreFunction } from '../../infra/cdk/store-function.ts';
 import { createApiKey, revokeApiKey } from '../../infra/ops/key-store.ts';
 import { metricsNamespace } from '../../shared/observability.ts';
 import { basePath, routes } from '../../shared/routes.ts';
-import { logicalId, stageNames, synthApp } from '../infra/support.ts';
-import { createTestTables, dynamoDbEndpoint, order } from '../support.ts';
-import { deployedFunction, type Run, runBundle } from './bundles.ts';
-import type { Invocation, Outcome } from './lambda-runtime.ts';
+import { logicalId, stageNames, synthApp } from '../lib/cdk.ts';
+import { createTestTables, dynamoDbEndpoint, order } from '../lib/local-api.ts';
+import { deployedFunction, type Run, runBundle } from '../lib/bundles.ts';
+import type { Invocation, Outcome } from '../lib/lambda-runtime.ts';
 import {
   flatKeys,
   jsonPathFields,
@@ -28,7 +28,7 @@ import {
   queryFields,
   resolve,
   type Template,
-} from './template.ts';
+} from '../lib/template.ts';
 
 const unreachableDynamoDb = 'http://127.0.0.1:9';
 

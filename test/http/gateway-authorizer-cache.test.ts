@@ -1,7 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from '../../infra/local/gateway.ts';
-import { noContent, testFunction, testRoute } from '../gateway-doubles.ts';
+import { noContent, testFunction, testRoute } from '../lib/gateway-doubles.ts';
 
 // The local gateway's authorizer cache, with an authorizer whose policy the test chooses.
 

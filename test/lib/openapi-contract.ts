@@ -1,103 +1,19 @@
-import { randomUUID } from 'node:crypto';
+/**
+ * The OpenAPI contract checker of the tests: every response request() (test/lib/local-api.ts)
+ * receives is checked against the published document (docs/openapi.json unless a test passes its
+ * own), so an answer the document does not describe fails the test that provoked it.
+ *
+ * Module-level state, kept on purpose: `currentSources` hands the body's number source texts to the
+ * synchronous `x-integer` ajv keyword during one validate() call, and two caches (compiled documents,
+ * the committed document) spare each test a recompile. Removing them means compiling ajv per response.
+ */
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { DataValidationCxt, SchemaValidateFunction } from 'ajv/dist/types/index.js';
 import addFormats from 'ajv-formats';
-import { inject } from 'vitest';
-import { type LocalApiOptions, startLocalApi } from '../infra/local/local-api.ts';
-import { putOrders } from '../infra/local/seed.ts';
-import { apiKeysTableKey, ensureTable, listLeasesTableKey, ordersTableKey } from '../infra/local/tables.ts';
-import { localStage } from '../infra/stage-config.ts';
-import { createApiKey } from '../infra/ops/key-store.ts';
-import { createDocumentClient, type TableRef } from '../shared/dynamo.ts';
-import type { OpenApiDocument } from '../infra/openapi/openapi.ts';
-import { basePath } from '../shared/routes.ts';
-import { inInt64Range, integerPattern, type Order } from '../shared/schemas.ts';
-
-export const dynamoDbEndpoint = () => inject('dynamoDbEndpoint');
-
-/** Fresh, uniquely named orders and api-keys tables in the run's DynamoDB Local (or the one at `endpoint`). */
-export const createTestTables = async (orders: readonly Order[] = [], endpoint: string = dynamoDbEndpoint()) => {
-  const client = createDocumentClient({ endpoint });
-  const suffix = randomUUID().slice(0, 8);
-  const ordersTable: TableRef = { client, tableName: `orders-${suffix}` };
-  const apiKeysTable: TableRef = { client, tableName: `api-keys-${suffix}` };
-  const listLeasesTable: TableRef = { client, tableName: `list-leases-${suffix}` };
-  await ensureTable(client, ordersTable.tableName, ordersTableKey);
-  await ensureTable(client, apiKeysTable.tableName, apiKeysTableKey);
-  await ensureTable(client, listLeasesTable.tableName, listLeasesTableKey);
-  await putOrders(ordersTable, orders);
-  return { client, orders: ordersTable, apiKeys: apiKeysTable, listLeases: listLeasesTable };
-};
-
-/**
- * The local service exactly as `npm start` assembles it (real handlers, real authorizer,
- * the local gateway), over fresh tables holding `orders`, with one valid key (the developer's, unlimited).
- */
-export const startTestApi = async (
-  orders: readonly Order[],
-  options: Partial<
-    Pick<LocalApiOptions, 'stage' | 'routes' | 'extraFunctions' | 'environment' | 'documents' | 'dynamoDbEndpoint' | 'limits'>
-  > = {},
-) => {
-  const endpoint = options.dynamoDbEndpoint ?? dynamoDbEndpoint();
-  const tables = await createTestTables(orders, endpoint);
-  // The developer's key, as npm start registers it: unlimited, so no test is throttled unless it means to be.
-  const { key } = await createApiKey(tables.apiKeys, { name: 'test', prefix: 'so_test_', tier: localStage.developerKeyTier });
-  const gateway = await startLocalApi({
-    port: 0,
-    ordersTable: tables.orders.tableName,
-    apiKeysTable: tables.apiKeys.tableName,
-    listLeasesTable: tables.listLeases.tableName,
-    ...options,
-    dynamoDbEndpoint: endpoint,
-  });
-  return { ...tables, url: gateway.url, key, auth: { Authorization: `Bearer ${key}` }, close: gateway.close };
-};
-
-/** A single-field order, for tests that only care about id and status. */
-export const order = (id: string, status: string | undefined, extra: Partial<Order> = {}): Order => ({
-  id,
-  ...(status === undefined ? {} : { status }),
-  ...extra,
-});
-
-export type ApiResponse = { status: number; headers: Headers; text: string; body: unknown };
-
-export type RequestOptions = {
-  /** The document the response is checked against (default: docs/openapi.json as committed). */
-  readonly contract?: OpenApiDocument;
-};
-
-/**
- * Every HTTP test goes through here, so every response the local gateway gives is checked
- * in one place: it must be one the OpenAPI document describes for the operation that
- * `method` and `path` name (status, headers, body), or the call throws.
- */
-export const request = async (
-  baseUrl: string,
-  method: string,
-  path: string,
-  headers: Record<string, string> = {},
-  options: RequestOptions = {},
-): Promise<ApiResponse> => {
-  const url = `${baseUrl}${path}`;
-  const response = await fetch(url, { method, headers });
-  const text = await response.text();
-  const isJson = response.headers.get('content-type')?.startsWith('application/json') ?? false;
-  assertContract(options.contract ?? committedOpenApiDocument(), method, url, {
-    status: response.status,
-    headers: response.headers,
-    text,
-  });
-  return { status: response.status, headers: response.headers, text, body: isJson && text !== '' ? JSON.parse(text) : undefined };
-};
-
-// ---------------------------------------------------------------------------------------
-// Contract checks: every response request() receives is checked against the OpenAPI
-// document (docs/openapi.json unless a test passes its own), so an answer the document does
-// not describe fails the test that provoked it.
-// ---------------------------------------------------------------------------------------
+import type { OpenApiDocument } from '../../infra/openapi/openapi.ts';
+import { basePath } from '../../shared/routes.ts';
+import { inInt64Range, integerPattern } from '../../shared/schemas.ts';
 
 type JsonObject = Record<string, unknown>;
 type Sources = WeakMap<object, Map<string, string>>;
@@ -245,7 +161,7 @@ const compileContract = (document: OpenApiDocument): CompiledContract => {
 let committedDocument: OpenApiDocument | undefined;
 /** docs/openapi.json as committed (a unit test keeps it equal to what the code generates). */
 export const committedOpenApiDocument = (): OpenApiDocument => {
-  committedDocument ??= JSON.parse(readFileSync(new URL('../docs/openapi.json', import.meta.url), 'utf8')) as OpenApiDocument;
+  committedDocument ??= JSON.parse(readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8')) as OpenApiDocument;
   return committedDocument;
 };
 

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, openApiFiles, servedOpenApiJson } from '../../infra/openapi/openapi.ts';
-import { dynamoDbEndpoint, request, startTestApi } from '../support.ts';
+import { dynamoDbEndpoint, request, startTestApi } from '../lib/local-api.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 const committed = readFileSync(resolve(repoRoot, openApiFiles.document), 'utf8');

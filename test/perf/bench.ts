@@ -582,7 +582,7 @@ const report = (m: Measured) => {
     ),
     ...(paged ? [] : ['  (n/a: each segment fits in one Scan page at this size; use more orders)']),
     '',
-    `cost on AWS at the stack's memory sizes and AWS list prices (us-east-1, no free tier; test/bench/cost.ts), from this run's`,
+    `cost on AWS at the stack's memory sizes and AWS list prices (us-east-1, no free tier; test/perf/cost.ts), from this run's`,
     `durations (cancel ${costInputs.cancel.functionMs.toFixed(1)} ms, authorizer ${costInputs.authorizer.functionMs.toFixed(1)} ms: request less the gateway floor at c=1;` +
       ` list: the whole body) and DynamoDB's units (${m.writeUnitsPerCancel} WRU a cancel, ${m.keyReadUnits} RRU a key read, ${m.scanReadUnits} RRU a Scan of ${settings.orders} orders):`,
     ...costText(cost),

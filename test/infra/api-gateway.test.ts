@@ -14,7 +14,7 @@ import {
   gatewayResponseHeaders,
 } from '../../shared/errors.ts';
 import { basePath, routes } from '../../shared/routes.ts';
-import { cdkJsonContext, logicalId, methodsByRoute, stageNames, synthApp, tempDir } from './support.ts';
+import { cdkJsonContext, logicalId, methodsByRoute, stageNames, synthApp, tempDir } from '../lib/cdk.ts';
 
 const { stack, template } = synthApp();
 

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PolicyDocument } from './bootstrap.ts';
-import { repoRoot } from './support.ts';
+import { repoRoot } from './cdk.ts';
 
 export const region = 'eu-west-1';
 export const repository = 'acme/store-orders';

@@ -11,12 +11,12 @@ import { canaryKeySecretName, canaryTier } from '../../shared/canary-key.ts';
 import { stages } from '../../infra/stage-config.ts';
 import type { StoreFunction } from '../../infra/cdk/store-function.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
-import { logicalId, synthApp } from '../infra/support.ts';
-import { createTestTables, dynamoDbEndpoint, order } from '../support.ts';
-import { brokenBuild, faults } from './broken-builds.ts';
-import { type DeployedFunction, deployedFunction, runBundleAsync } from './bundles.ts';
-import { startFakeAws } from './fake-aws.ts';
-import type { Template } from './template.ts';
+import { logicalId, synthApp } from '../lib/cdk.ts';
+import { createTestTables, dynamoDbEndpoint, order } from '../lib/local-api.ts';
+import { brokenBuild, faults } from '../lib/broken-builds.ts';
+import { type DeployedFunction, deployedFunction, runBundleAsync } from '../lib/bundles.ts';
+import { startFakeAws } from '../lib/fake-aws.ts';
+import type { Template } from '../lib/template.ts';
 
 const config = stages.production;
 const canaryKey = `${config.keyPrefix}pre-traffic-canary-key-0123456789abcdef`;

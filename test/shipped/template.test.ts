@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { flatKeys, jsonPathFields, queryFields, resolve } from './template.ts';
+import { flatKeys, jsonPathFields, queryFields, resolve } from '../lib/template.ts';
 
 describe('reading a template as CloudWatch will', () => {
   it('finds the fields a Logs Insights query reads, without its functions, aliases, literals and @ fields', () => {

@@ -3,7 +3,7 @@
  * function's bundle (what a Lambda init pays before its first request), as a ratio to a floor
  * measured in the same run. Each bundle is the one `cdk synth` makes for the production stack
  * (the real app, real esbuild bundling), imported with the environment its template gives the
- * function, NODE_OPTIONS included. The floor is test/bench/cold-start-floor.ts (the DynamoDB
+ * function, NODE_OPTIONS included. The floor is test/perf/cold-start-floor.ts (the DynamoDB
  * document client alone) bundled by a NodejsFunction with the functions' own bundling options
  * and imported with their NODE_OPTIONS. Both wall-clock and CPU time are recorded: on a shared
  * machine, wall-clock includes waiting for a core; CPU time is the work Lambda would bill.
@@ -67,7 +67,7 @@ const synthFloor = (outdir: string, nodeOptions: string): Bundle => {
   const app = new App({ outdir });
   const stack = new Stack(app, 'ColdStartFloor');
   const fn = new NodejsFunction(stack, 'Floor', {
-    entry: join(repoRoot, 'test/bench/cold-start-floor.ts'),
+    entry: join(repoRoot, 'test/perf/cold-start-floor.ts'),
     projectRoot: repoRoot,
     depsLockFilePath: join(repoRoot, 'package-lock.json'),
     runtime: lambda.Runtime.NODEJS_24_X,

@@ -1,5 +1,5 @@
 /**
- * The cold-start floor (test/bench/cold-start.ts): what every function of the service loads at
+ * The cold-start floor (test/perf/cold-start.ts): what every function of the service loads at
  * the least, the DynamoDB document client, bundled as the functions are and doing nothing else.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';

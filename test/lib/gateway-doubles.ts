@@ -1,6 +1,6 @@
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
-import type { LambdaHandler, LocalFunction } from '../infra/local/gateway.ts';
-import type { Route } from '../shared/routes.ts';
+import type { LambdaHandler, LocalFunction } from '../../infra/local/gateway.ts';
+import type { Route } from '../../shared/routes.ts';
 
 // Stand-ins for the functions behind the local gateway, for tests about the gateway itself.
 
