@@ -3,6 +3,28 @@
 import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
+import packageJson from './package.json' with { type: 'json' };
+
+// What ships to Lambda imports only shared/ and the runtime dependencies (package.json
+// "dependencies", node: builtins): never the CDK app, the local service, tools, tests or a
+// devDependency, which the bundle would either lack or carry for nothing. Read from package.json,
+// so a package moved between dependencies and devDependencies moves here too.
+const devDependencies = Object.keys(packageJson.devDependencies);
+const shippedImports = (leavesShared) => [
+  'error',
+  {
+    patterns: [
+      {
+        regex: leavesShared,
+        message: 'functions/ and shared/ ship to Lambda: import only from shared/ (infra/ and test/ do not ship).',
+      },
+      {
+        group: devDependencies.flatMap((name) => [name, `${name}/**`]),
+        message: 'A devDependency is not in the Lambda bundle: functions/ and shared/ import only package.json "dependencies".',
+      },
+    ],
+  },
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'cdk.out/', 'test/generated/', 'coverage/'] },
@@ -18,5 +40,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
     },
   },
+  // functions/*.ts reach shared/ as ../shared/…; shared/ is one flat folder, so ../ leaves it.
+  { files: ['functions/**/*.ts'], rules: { 'no-restricted-imports': shippedImports('^\\.(?!\\./shared/)') } },
+  { files: ['shared/**/*.ts'], rules: { 'no-restricted-imports': shippedImports('^\\.\\./') } },
   prettier,
 );
