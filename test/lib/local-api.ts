@@ -8,7 +8,6 @@ import { localStage } from '../../infra/stage-config.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient, type TableRef } from '../../shared/dynamo.ts';
 import type { OpenApiDocument } from '../../infra/openapi/openapi.ts';
-import { basePath } from '../../shared/routes.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { assertContract, committedOpenApiDocument } from './openapi-contract.ts';
 
