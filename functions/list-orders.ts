@@ -149,9 +149,11 @@ async function* jsonArray(
 
 /**
  * Cuts `body` when a chunk has waited LIST_STALL_SECONDS for its client: the scan stops (the
- * generator's finally), and the log and StalledListsCut say so.
+ * generator's finally), and the log and StalledListsCut say so. StalledListsCut carries the
+ * invocation's start as its time, the time Lambda gives the invocation's Errors datapoint, so
+ * that ListOrdersErrors (Errors less StalledListsCut) subtracts it in the same period.
  */
-const stallWatch = (startedAt: number) => {
+const stallWatch = (startedAt: number, invokedAt: number) => {
   let timer: NodeJS.Timeout | undefined;
   let body: Readable | undefined;
   return {
@@ -161,6 +163,7 @@ const stallWatch = (startedAt: number) => {
       timer = undefined;
       if (!waiting) return;
       timer = setTimeout(() => {
+        metrics.setTimestamp(invokedAt);
         metrics.addMetric(metricNames.stalledListsCut, 'Count', 1);
         logger.warn('list cut: the client stopped reading', {
           stallSeconds: config.LIST_STALL_SECONDS,
@@ -174,6 +177,7 @@ const stallWatch = (startedAt: number) => {
 
 /** GET /v1/store/orders: every order, streamed (query parameters are ignored in v1). */
 const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
+  const invokedAt = Date.now();
   const startedAt = performance.now();
   const gzip = acceptsGzip(header(event.headers, 'accept-encoding'));
   const deadline = callDeadline(context);
@@ -198,7 +202,7 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
     throw error;
   }
   metrics.addMetric(metricNames.listFirstByte, 'Milliseconds', performance.now() - startedAt);
-  const stall = stallWatch(startedAt);
+  const stall = stallWatch(startedAt, invokedAt);
   // One page of JSON text held ahead of a slow client at most (objectMode holds 16 by default).
   const json = Readable.from(jsonArray(first, pages, { startedAt, waiting: stall.waiting, end: ending.end }), { highWaterMark: 1 });
   stall.attach(json);

@@ -204,7 +204,14 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     // Cut, not ended: its client must see a broken stream, never a list that looks whole.
     const stalled = outcome('listStalled', 'list-stalled') as Extract<Outcome, { outcome: 'streamed' }>;
     expect(stalled).toMatchObject({ prelude: { statusCode: 200 }, error: expect.stringContaining('took nothing for 1 s') });
-    expect(logLines().filter((line) => line.message === 'list cut: the client stopped reading')).toHaveLength(1);
+    const cut = logLines().filter((line) => line.message === 'list cut: the client stopped reading');
+    expect(cut).toHaveLength(1);
+    // Its StalledListsCut is dated at the invocation's start, as Lambda dates the invocation's Errors (ListOrdersErrors subtracts it).
+    const counted = runs.listStalled!.lines.filter((line) => '_aws' in line && 'StalledListsCut' in line) as {
+      _aws: { Timestamp: number };
+    }[];
+    expect(counted).toHaveLength(1);
+    expect(Date.parse(String(cut[0]!.timestamp)) - counted[0]!._aws.Timestamp).toBeGreaterThanOrEqual(1_000);
   });
 
   it("returns a valid key's usage identifier (never the key) and tier, and nothing that grants access for a revoked key", () => {
