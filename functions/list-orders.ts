@@ -85,6 +85,25 @@ const giveBack = async (lease: ListLease | undefined, deadline: Deadline | 'afte
   await releaseListLease(leases, lease, bounded).catch((error: unknown) => logger.warn('list lease not released', { error }));
 };
 
+/**
+ * How a list ends, whichever way it ends (refused after its lease, failed, whole, cut, or its
+ * client gone before the first byte): `end()` stops the scan and gives the lease back, once; a
+ * later call gets the same promise. A list that was not whole may find DynamoDB failing: its
+ * lease gets the short deadline of giveBack's 'after a failure'.
+ */
+const listEnding = (lease: ListLease | undefined, deadline: Deadline) => {
+  let pages: AsyncGenerator<Order[]> | undefined;
+  let ended: Promise<void> | undefined;
+  return {
+    scanning: (scan: AsyncGenerator<Order[]>) => (pages = scan),
+    end: (whole = false) =>
+      (ended ??= (async () => {
+        await pages?.return(undefined);
+        await giveBack(lease, whole ? deadline : 'after a failure');
+      })()),
+  };
+};
+
 /** Thrown into a list whose client has taken nothing for LIST_STALL_SECONDS: the stream is cut. */
 class ClientStalledError extends Error {
   override readonly name = 'ClientStalledError';
@@ -93,16 +112,15 @@ class ClientStalledError extends Error {
 /**
  * The JSON array, one chunk per Scan page, written as pages arrive. A failure after the first
  * byte cuts the stream (the envelope in shared/http.ts logs it): the 200 is already sent.
- * `onIdle` arms the stall watch while a chunk waits for the client, and disarms it once taken.
- * However the array ends (whole, failed, cut), the scan stops and the lease is given back
- * before the stream ends, so a frozen or finished function never keeps it.
+ * `waiting` arms the stall watch while a chunk waits for the client, and disarms it once taken.
+ * However the array ends (whole, failed, cut), the list's `end()` runs before the stream ends,
+ * so a frozen or finished function never keeps its lease.
  */
 async function* jsonArray(
   first: IteratorResult<Order[]>,
   pages: AsyncGenerator<Order[]>,
-  list: { startedAt: number; lease: ListLease | undefined; deadline: Deadline; waiting: (waiting: boolean) => void; started?: boolean },
+  list: { startedAt: number; waiting: (waiting: boolean) => void; end: (whole?: boolean) => Promise<void> },
 ) {
-  list.started = true;
   let count = 0;
   let whole = false;
   try {
@@ -124,17 +142,18 @@ async function* jsonArray(
     whole = true;
   } finally {
     list.waiting(false);
-    await pages.return(undefined);
-    await giveBack(list.lease, whole ? list.deadline : 'after a failure');
+    await list.end(whole);
     flushMetrics();
   }
 }
 
 /**
  * Cuts `body` when a chunk has waited LIST_STALL_SECONDS for its client: the scan stops (the
- * generator's finally), and the log and StalledListsCut say so.
+ * generator's finally), and the log and StalledListsCut say so. StalledListsCut carries the
+ * invocation's start as its time, the time Lambda gives the invocation's Errors datapoint, so
+ * that ListOrdersErrors (Errors less StalledListsCut) subtracts it in the same period.
  */
-const stallWatch = (startedAt: number) => {
+const stallWatch = (startedAt: number, invokedAt: number) => {
   let timer: NodeJS.Timeout | undefined;
   let body: Readable | undefined;
   return {
@@ -144,6 +163,7 @@ const stallWatch = (startedAt: number) => {
       timer = undefined;
       if (!waiting) return;
       timer = setTimeout(() => {
+        metrics.setTimestamp(invokedAt);
         metrics.addMetric(metricNames.stalledListsCut, 'Count', 1);
         logger.warn('list cut: the client stopped reading', {
           stallSeconds: config.LIST_STALL_SECONDS,
@@ -157,40 +177,38 @@ const stallWatch = (startedAt: number) => {
 
 /** GET /v1/store/orders: every order, streamed (query parameters are ignored in v1). */
 const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
+  const invokedAt = Date.now();
   const startedAt = performance.now();
   const gzip = acceptsGzip(header(event.headers, 'accept-encoding'));
   const deadline = callDeadline(context);
-  const lease = await takeLease(event, context, deadline);
-  let pages: AsyncGenerator<Order[]> | undefined;
+  const ending = listEnding(await takeLease(event, context, deadline), deadline);
+  let pages: AsyncGenerator<Order[]>;
   let first: IteratorResult<Order[]>;
   try {
     await checkListFits(gzip, deadline);
-    pages = scanOrderPages(orders, {
-      segments: config.SCAN_SEGMENTS,
-      pageSize: config.SCAN_PAGE_SIZE,
-      onInvalid: reportInvalid,
-      // Each Scan page has its own deadline: a hang mid-list cuts the stream within seconds.
-      deadline,
-    });
+    pages = ending.scanning(
+      scanOrderPages(orders, {
+        segments: config.SCAN_SEGMENTS,
+        pageSize: config.SCAN_PAGE_SIZE,
+        onInvalid: reportInvalid,
+        // Each Scan page has its own deadline: a hang mid-list cuts the stream within seconds.
+        deadline,
+      }),
+    );
     // Waiting for the first page lets a failure still answer with an Error record and its status.
     first = await pages.next();
   } catch (error) {
-    await pages?.return(undefined);
-    await giveBack(lease, 'after a failure');
+    await ending.end();
     throw error;
   }
   metrics.addMetric(metricNames.listFirstByte, 'Milliseconds', performance.now() - startedAt);
-  const stall = stallWatch(startedAt);
+  const stall = stallWatch(startedAt, invokedAt);
   // One page of JSON text held ahead of a slow client at most (objectMode holds 16 by default).
-  const list = { startedAt, lease, deadline, waiting: stall.waiting, started: false };
-  const json = Readable.from(jsonArray(first, pages, list), { highWaterMark: 1 });
+  const json = Readable.from(jsonArray(first, pages, { startedAt, waiting: stall.waiting, end: ending.end }), { highWaterMark: 1 });
   stall.attach(json);
   // A body destroyed before it was first read (its client left first) never runs the array's own
-  // cleanup: stop the scan and give the lease back here instead.
-  const scan = pages;
-  json.once('close', () => {
-    if (!list.started) void scan.return(undefined).finally(() => giveBack(lease, 'after a failure'));
-  });
+  // cleanup; once it ran, this is the same end.
+  json.once('close', () => void ending.end());
   const headers = { 'Content-Type': 'application/json', Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) };
   return { statusCode: 200, headers, body: gzip ? pipeline(json, createGzip(), () => undefined) : json };
 };

@@ -158,6 +158,21 @@ export class StoreOrdersMonitoring extends Construct {
     return created;
   }
 
+  /**
+   * The list function's failures: Lambda's Errors less the lists cut because their client stopped
+   * reading (StalledListsCut). Such a cut ends the stream with an error, so that the client sees a
+   * cut connection rather than a list that looks whole, and Lambda counts that error; but a client
+   * that stops reading is no failure of the function, and must not page or roll a release back.
+   */
+  private listFailures(errors: cloudwatch.IMetric) {
+    return new cloudwatch.MathExpression({
+      label: 'errors, less lists cut for a stalled client',
+      expression: 'FILL(errors, 0) - FILL(stalled, 0)',
+      usingMetrics: { errors, stalled: this.serviceMetric(metricNames.stalledListsCut, 'Sum') },
+      period,
+    });
+  }
+
   private routeFunction(operation: string) {
     const found = this.props.routeFunctions.find(({ route }) => route.operation === operation);
     if (found === undefined) throw new Error(`no function for ${operation}`);
@@ -214,12 +229,17 @@ export class StoreOrdersMonitoring extends Construct {
 
   private addFunctionAlarms() {
     const { config, routeFunctions, authorizer } = this.props;
-    for (const { name, fn } of routeFunctions) {
+    for (const { name, route, fn } of routeFunctions) {
       // The route functions turn every error into a response: an Errors datapoint is a crash, a timeout or a cut stream.
+      const errors = fn.function.metricErrors({ statistic: 'Sum', period });
       this.alarm(
         `${name}Errors`,
         `The ${name} function failed ${config.alarms.functionErrors}+ times in 5 minutes.`,
-        { metric: fn.function.metricErrors({ statistic: 'Sum', period }), threshold: config.alarms.functionErrors, evaluationPeriods: 1 },
+        {
+          metric: route.operation === 'listOrders' ? this.listFailures(errors) : errors,
+          threshold: config.alarms.functionErrors,
+          evaluationPeriods: 1,
+        },
         { guardsDeploys: true },
       );
     }

@@ -137,9 +137,27 @@ const startBoundMs = 120_000;
  */
 export const startDynamoDbLocal = async (options: { dataDir?: string; port?: number } = {}): Promise<DynamoDbLocal> => {
   checkJava();
-  const port = await freePort(options.port ?? 0);
   const release = dynamoDbLocalJar();
   const classes = await compiledLauncher(release);
+  // A port found free is free only until Java binds it, seconds later: any process's outgoing
+  // connection may take it meanwhile (DynamoDB Local accepts no port 0). Then another free one.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort(attempt === 1 ? (options.port ?? 0) : 0);
+    try {
+      return await launch(release, classes, port, options.dataDir);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || attempt === maxBindAttempts) throw error;
+    }
+  }
+};
+
+/** How many ports DynamoDB Local is tried on before its start fails. */
+const maxBindAttempts = 5;
+
+/** DynamoDB Local exited because its port was taken between freePort() and its bind. */
+class PortTakenError extends Error {}
+
+const launch = async (release: string, classes: string, port: number, dataDir: string | undefined): Promise<DynamoDbLocal> => {
   // Detached: in a process group of its own, so Ctrl-C reaches only the service, which drains its
   // requests (they still need the database) before it stops DynamoDB Local itself.
   const child = spawn(
@@ -149,7 +167,7 @@ export const startDynamoDbLocal = async (options: { dataDir?: string; port?: num
       '-cp',
       [join(release, 'DynamoDBLocal.jar'), classes].join(delimiter),
       'LoopbackDynamoDbLocal',
-      ...dynamoDbLocalOptions(port, options.dataDir),
+      ...dynamoDbLocalOptions(port, dataDir),
     ],
     { cwd: release, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
@@ -182,7 +200,10 @@ export const startDynamoDbLocal = async (options: { dataDir?: string; port?: num
       exited.then(() => 'exited' as const),
       new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), startBoundMs))),
     ]);
-    if (outcome === 'exited') throw new Error(`DynamoDB Local exited with code ${child.exitCode}:\n${output.trim()}`);
+    if (outcome === 'exited') {
+      const message = `DynamoDB Local exited with code ${child.exitCode}:\n${output.trim()}`;
+      throw /BindException|Address already in use/.test(output) ? new PortTakenError(message) : new Error(message);
+    }
     if (outcome === 'hung')
       throw new Error(`DynamoDB Local did not start on ${endpoint} within ${startBoundMs / 1000} s:\n${output.trim()}`);
     await firstAnswer(endpoint);

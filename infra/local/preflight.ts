@@ -24,9 +24,13 @@ export const portInUseMessage = (port: number) =>
   `port ${port} on 127.0.0.1 is already in use (another npm start?). Stop what listens there, or choose another port ` +
   `with the PORT variable, e.g. \`PORT=${port === 3000 ? 3001 : 3000} npm start\` (PORT=0 picks a free one).`;
 
-/** Throws a message naming the port and PORT when the gateway could not listen on `port`. */
-export const checkPortFree = async (port: number): Promise<void> => {
-  if (port === 0) return;
+/**
+ * Takes `port` for the gateway until `release()`, throwing a message naming the port and PORT
+ * when it is in use. Held, not only checked: DynamoDB Local starts in between (seconds), and a
+ * port left free that long may be taken by any process's outgoing connection.
+ */
+export const reservePort = async (port: number): Promise<{ release(): Promise<void> }> => {
+  if (port === 0) return { release: async () => undefined };
   const server = createServer();
   server.listen(port, '127.0.0.1');
   try {
@@ -36,8 +40,14 @@ export const checkPortFree = async (port: number): Promise<void> => {
     if (code === 'EADDRINUSE') throw new Error(portInUseMessage(port), { cause: error });
     throw new Error(`PORT ${port} cannot be used on 127.0.0.1 (${code ?? String(error)})`, { cause: error });
   }
-  server.close();
-  await once(server, 'close');
+  // Nothing connects to it: the gateway is not there yet. The process exits if this is all that is left.
+  server.unref();
+  return {
+    release: async () => {
+      server.close();
+      await once(server, 'close');
+    },
+  };
 };
 
 /**

@@ -15,7 +15,7 @@ import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { drainMs, type Gateway } from './gateway.ts';
 import { startLocalApi } from './local-api.ts';
 import { localStateFile, removeLocalState, writeLocalState } from './local-state.ts';
-import { callerPath, checkPortFree, portInUseMessage, prepareDataDir } from './preflight.ts';
+import { callerPath, portInUseMessage, prepareDataDir, reservePort } from './preflight.ts';
 import { demoOrders, putOrders, readSeedFile } from './seed.ts';
 import { apiKeysTableKey, ensureTable, ordersTableKey } from './tables.ts';
 
@@ -128,7 +128,7 @@ const main = async () => {
   }
   const env = parsed.data;
   // Check everything the user chose before starting anything, so a bad setting costs nothing to fix.
-  await checkPortFree(env.PORT);
+  const port = await reservePort(env.PORT);
   const seed: Order[] = env.SEED_FILE === undefined ? demoOrders : await readSeedFile(callerPath(env.SEED_FILE));
   const dataDir = env.DATA_DIR === undefined || env.DYNAMODB_ENDPOINT !== undefined ? undefined : await prepareDataDir(env.DATA_DIR);
 
@@ -169,6 +169,7 @@ const main = async () => {
         ? 'Authorizer cache off (AUTHORIZER_CACHE_TTL_SECONDS=0): a revoked key is refused at once'
         : `Authorizer cache ${ttl} s (AUTHORIZER_CACHE_TTL_SECONDS; 0 turns it off): a revoked key keeps working up to ${ttl} s`,
     );
+    await port.release();
     gateway = await startLocalApi({
       port: env.PORT,
       dynamoDbEndpoint: endpoint,

@@ -8,7 +8,6 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/local/dynamodb-local.ts';
 import { drainMs } from '../../infra/local/gateway.ts';
 import { localEnvSchema } from '../../infra/local/start.ts';
 import { apiKeysTableKey, ensureTable } from '../../infra/local/tables.ts';
@@ -19,6 +18,7 @@ import {
   childPids,
   isRunning,
   portAccepts,
+  requestPastDeadlines,
   type ServiceProcess,
   startServiceProcess,
   stopServiceProcess,
@@ -26,7 +26,8 @@ import {
 } from '../lib/service-process.ts';
 import { dynamoDbEndpoint, request } from '../lib/local-api.ts';
 
-const startService = (env: Record<string, string | undefined>) => startServiceProcess('node', env);
+// ERROR lines tell a DynamoDB deadline's 5xx from any other (requestPastDeadlines); a test may ask for more.
+const startService = (env: Record<string, string | undefined>) => startServiceProcess('node', { POWERTOOLS_LOG_LEVEL: 'ERROR', ...env });
 
 /** The first line of the service's output that `matches`, once it has printed it (a log line may follow its answer). */
 const outputLine = async (service: ServiceProcess, matches: (line: string) => boolean) => {
@@ -52,11 +53,11 @@ describe('npm start', () => {
       ...tables(),
     });
     expect(service.url, service.output()).toBeDefined();
-    const response = await request(service.url!, 'GET', '/store/orders', auth);
+    const response = await requestPastDeadlines(service, 'GET', '/store/orders', auth);
     expect(response.status).toBe(200);
     expect(response.body).toHaveLength(7);
     expect(response.text).toContain('"id":9223372036854775807');
-    const refused = await request(service.url!, 'DELETE', '/store/orders/2', auth);
+    const refused = await requestPastDeadlines(service, 'DELETE', '/store/orders/2', auth);
     const requestId = refused.headers.get('x-request-id');
     const logLine = await outputLine(
       service,
@@ -77,11 +78,11 @@ describe('npm start', () => {
   it('never seeds a table it did not create: a restart keeps the data as it was', async () => {
     const names = tables();
     const first = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...names });
-    expect((await request(first.url!, 'DELETE', '/store/orders/1', auth)).status).toBe(204);
+    expect((await requestPastDeadlines(first, 'DELETE', '/store/orders/1', auth)).status).toBe(204);
     await stop(first);
     const second = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...names });
     expect(second.output()).toContain(`Using existing table ${names.ORDERS_TABLE} (not seeded)`);
-    const listed = (await request(second.url!, 'GET', '/store/orders', auth)).body as { id: number; status: string }[];
+    const listed = (await requestPastDeadlines(second, 'GET', '/store/orders', auth)).body as { id: number; status: string }[];
     expect(listed).toHaveLength(7);
     expect(listed.find((o) => o.id === 1)?.status).toBe('cancelled');
     await stop(second);
@@ -92,7 +93,7 @@ describe('npm start', () => {
     const file = join(dir, 'orders.json');
     await writeFile(file, '[{"id": 9223372036854775807, "petId": 9007199254740993, "status": "pending"}, {"id": 8, "status": "shipped"}]');
     const service = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, SEED_FILE: file, ...tables() });
-    const response = await request(service.url!, 'GET', '/store/orders', auth);
+    const response = await requestPastDeadlines(service, 'GET', '/store/orders', auth);
     expect(response.text).toContain('{"id":9223372036854775807,"petId":9007199254740993,"status":"pending"}');
     expect(response.body).toHaveLength(2);
     await stop(service);
@@ -164,11 +165,11 @@ describe('npm start', () => {
       ...names,
     });
     expect(service.output()).toContain('Authorizer cache off (AUTHORIZER_CACHE_TTL_SECONDS=0)');
-    expect((await request(service.url!, 'GET', '/store/orders', auth)).status).toBe(200);
+    expect((await requestPastDeadlines(service, 'GET', '/store/orders', auth)).status).toBe(200);
     const apiKeys = { client: createDocumentClient({ endpoint: dynamoDbEndpoint() }), tableName: names.API_KEYS_TABLE };
     const [local] = await listApiKeys(apiKeys);
     await revokeApiKey(apiKeys, local!.keyId);
-    expect((await request(service.url!, 'GET', '/store/orders', auth)).status).toBe(401);
+    expect((await requestPastDeadlines(service, 'GET', '/store/orders', auth)).status).toBe(401);
     await stop(service);
   });
 
@@ -197,7 +198,7 @@ describe('npm start', () => {
     );
     const service = await startService({ DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: key, ...names });
     expect(service.url, service.output()).toBeDefined();
-    expect((await request(service.url!, 'GET', '/store/orders', auth)).status).toBe(200);
+    expect((await requestPastDeadlines(service, 'GET', '/store/orders', auth)).status).toBe(200);
     expect(await findActiveKey(apiKeys, key)).toMatchObject({ tier: 'unlimited', usageKey: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(await stop(service)).toBe(0);
   });
@@ -224,7 +225,7 @@ describe('npm start', () => {
     const service = await startService({ INIT_CWD: caller, DATA_DIR: 'nested/data', STORE_API_KEY: key });
     expect(service.url, service.output()).toBeDefined();
     expect(service.output()).toContain(`(data in ${join(caller, 'nested/data')})`);
-    expect((await request(service.url!, 'DELETE', '/store/orders/1', auth)).status).toBe(204);
+    expect((await requestPastDeadlines(service, 'DELETE', '/store/orders/1', auth)).status).toBe(204);
     expect(await stop(service)).toBe(0);
     // DynamoDB Local's database file, where the user asked for it (a restart reads it back).
     expect(existsSync(join(caller, 'nested/data/shared-local-instance.db'))).toBe(true);
@@ -293,7 +294,7 @@ describe('npm start', () => {
     expect(service.url, service.output()).toBeDefined();
     const generated = /API key \(generated for this run\): (so_local_\S+)/.exec(service.output())?.[1];
     expect(generated).toBeDefined();
-    expect((await request(service.url!, 'GET', '/store/orders', { Authorization: `Bearer ${generated}` })).status).toBe(200);
+    expect((await requestPastDeadlines(service, 'GET', '/store/orders', { Authorization: `Bearer ${generated}` })).status).toBe(200);
     const dynamoPort = Number(/DynamoDB Local on http:\/\/127\.0\.0\.1:(\d+)/.exec(service.output())?.[1]);
     expect(await portAccepts(dynamoPort)).toBe(true);
     expect(await stop(service, 'SIGINT')).toBe(0);
@@ -375,17 +376,18 @@ describe('stopping npm start (SIGTERM, SIGINT)', () => {
     'SIGTERM to the npm process stops everything (exit 0, no Java, ports free), and the next npm start on the same port works',
     { timeout: 300_000 },
     async () => {
-      const port = String(await freePort());
-      const first = await startServiceProcess('npm', { PORT: port, STORE_API_KEY: stopKey });
+      // The port the system gave the first (PORT=0): a port found free and handed over could be taken meanwhile.
+      const first = await startServiceProcess('npm', { STORE_API_KEY: stopKey, POWERTOOLS_LOG_LEVEL: 'ERROR' });
       expect(first.url, first.output()).toBeDefined();
+      const port = new URL(first.url!).port;
       const processes = serviceProcesses(first, 'npm');
-      expect((await request(first.url!, 'GET', '/store/orders', stopAuth)).status).toBe(200);
+      expect((await requestPastDeadlines(first, 'GET', '/store/orders', stopAuth)).status).toBe(200);
       first.child.kill('SIGTERM');
       await expectStoppedCleanly(await first.exited, processes);
 
-      const second = await startServiceProcess('npm', { PORT: port, STORE_API_KEY: stopKey });
+      const second = await startServiceProcess('npm', { PORT: port, STORE_API_KEY: stopKey, POWERTOOLS_LOG_LEVEL: 'ERROR' });
       expect(second.url, second.output()).toBe(first.url);
-      expect((await request(second.url!, 'GET', '/store/orders', stopAuth)).status).toBe(200);
+      expect((await requestPastDeadlines(second, 'GET', '/store/orders', stopAuth)).status).toBe(200);
       const again = serviceProcesses(second, 'npm');
       second.child.kill('SIGINT');
       await expectStoppedCleanly(await second.exited, again);
@@ -396,12 +398,13 @@ describe('stopping npm start (SIGTERM, SIGINT)', () => {
     'SIGTERM to the node process lets a cancel in flight finish with its answer before DynamoDB Local stops',
     { timeout: 240_000 },
     async () => {
-      const service = await startServiceProcess('node', { STORE_API_KEY: stopKey });
+      const service = await startServiceProcess('node', { STORE_API_KEY: stopKey, POWERTOOLS_LOG_LEVEL: 'ERROR' });
       expect(service.url, service.output()).toBeDefined();
       const processes = serviceProcesses(service, 'node');
-      expect((await request(service.url!, 'GET', '/store/orders', stopAuth)).status).toBe(200); // caches the key's Allow
+      expect((await requestPastDeadlines(service, 'GET', '/store/orders', stopAuth)).status).toBe(200); // caches the key's Allow
       // Hold the cancel in flight: the database does not answer until it is resumed.
       process.kill(processes.java, 'SIGSTOP');
+      // Not sent again: the database is paused on purpose here.
       const cancel = request(service.url!, 'DELETE', '/store/orders/1', stopAuth);
       const startedAt = Date.now();
       try {

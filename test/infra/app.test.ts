@@ -7,33 +7,32 @@ import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 import { cdkJsonContext, stageNames, synthApp, tempDir } from '../lib/cdk.ts';
 
 describe('the CDK app', () => {
+  // One app for the tests below; synthesized once (each Template.fromStack would synthesize the whole app again).
+  const { app } = synthApp();
+
   it('has one stack per stage, named StoreOrders-<stage>', () => {
-    const { app } = synthApp();
     const stacks = app.node.children.filter((child) => child instanceof StoreOrdersStack);
     expect(stacks.map((stack) => stack.stackName).sort()).toEqual(['StoreOrders-production', 'StoreOrders-staging']);
     expect(stageNames.map((stage) => stages[stage].stackName).sort()).toEqual(['StoreOrders-production', 'StoreOrders-staging']);
   });
 
-  // It synthesizes three stacks inside the test: on a busy shared machine that has taken 47 s.
-  it(
-    'gives the account-wide API Gateway settings exactly one owner, StoreOrders-account, which both stages depend on',
-    { timeout: 300_000 },
-    () => {
-      const { app } = synthApp();
-      const account = app.node.findChild('StoreOrders-account') as Stack;
-      expect(Template.fromStack(account).toJSON().Resources).toMatchObject({
-        ApiGatewayAccount: { Type: 'AWS::ApiGateway::Account', DeletionPolicy: 'Retain' },
-      });
-      Template.fromStack(account).hasResource('AWS::IAM::Role', { DeletionPolicy: 'Retain' });
-      const stacks = app.node.children.filter((child) => child instanceof Stack);
-      const owners = stacks.filter((stack) => Object.keys(Template.fromStack(stack).findResources('AWS::ApiGateway::Account')).length > 0);
-      expect(owners.map((stack) => stack.stackName)).toEqual(['StoreOrders-account']);
-      for (const stage of stageNames) {
-        const stack = app.node.findChild(stages[stage].stackName) as StoreOrdersStack;
-        expect(stack.dependencies.map((dependency) => dependency.stackName)).toEqual(['StoreOrders-account']);
-      }
-    },
-  );
+  it('gives the account-wide API Gateway settings exactly one owner, StoreOrders-account, which both stages depend on', () => {
+    const assembly = app.synth();
+    const templateOf = (stack: Stack) => Template.fromJSON(assembly.getStackByName(stack.stackName).template);
+    const account = app.node.findChild('StoreOrders-account') as Stack;
+    expect(templateOf(account).toJSON().Resources).toMatchObject({
+      ApiGatewayAccount: { Type: 'AWS::ApiGateway::Account', DeletionPolicy: 'Retain' },
+    });
+    templateOf(account).hasResource('AWS::IAM::Role', { DeletionPolicy: 'Retain' });
+    const stacks = app.node.children.filter((child) => child instanceof Stack);
+    expect(stacks).toHaveLength(3);
+    const owners = stacks.filter((stack) => Object.keys(templateOf(stack).findResources('AWS::ApiGateway::Account')).length > 0);
+    expect(owners.map((stack) => stack.stackName)).toEqual(['StoreOrders-account']);
+    for (const stage of stageNames) {
+      const stack = app.node.findChild(stages[stage].stackName) as StoreOrdersStack;
+      expect(stack.dependencies.map((dependency) => dependency.stackName)).toEqual(['StoreOrders-account']);
+    }
+  });
 
   // `cdk synth` through the real CLI, with and without a region configured: test/infra/synth-cli.test.ts.
   it('is environment-agnostic whatever CDK_DEFAULT_ACCOUNT and CDK_DEFAULT_REGION the CLI sets', () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { stages } from '../../infra/stage-config.ts';
+import { serviceName, stages } from '../../infra/stage-config.ts';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 import { metricNames } from '../../shared/observability.ts';
 import { routes } from '../../shared/routes.ts';
@@ -109,13 +109,31 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
   });
 
   it('alarms on errors and throttles of every function', () => {
-    for (const name of ['ListOrders', 'CancelOrder']) {
-      expect(alarmNamed(`${name}Errors`)).toMatchObject({
-        MetricName: 'Errors',
-        Namespace: 'AWS/Lambda',
-        Threshold: config.alarms.functionErrors,
-      });
-    }
+    expect(alarmNamed('CancelOrderErrors')).toMatchObject({
+      MetricName: 'Errors',
+      Namespace: 'AWS/Lambda',
+      Threshold: config.alarms.functionErrors,
+    });
+    // The list's: Lambda's Errors less the lists cut because their client stopped reading, not a failure of the function.
+    const list = alarmNamed('ListOrdersErrors') as {
+      Threshold: number;
+      Metrics: { Id: string; Expression?: string; MetricStat?: unknown }[];
+    };
+    expect(list.Threshold).toBe(config.alarms.functionErrors);
+    expect(list.Metrics.find((metric) => metric.Expression !== undefined)?.Expression).toBe('FILL(errors, 0) - FILL(stalled, 0)');
+    expect(
+      Object.fromEntries(list.Metrics.filter((metric) => metric.MetricStat !== undefined).map((m) => [m.Id, m.MetricStat])),
+    ).toMatchObject({
+      errors: { Metric: { Namespace: 'AWS/Lambda', MetricName: 'Errors' }, Stat: 'Sum' },
+      stalled: {
+        Metric: {
+          Namespace: 'StoreOrders',
+          MetricName: metricNames.stalledListsCut,
+          Dimensions: [{ Name: 'service', Value: serviceName(config) }],
+        },
+        Stat: 'Sum',
+      },
+    });
     for (const name of ['ListOrders', 'CancelOrder', 'Authorizer']) {
       expect(alarmNamed(`${name}Throttles`)).toMatchObject({ MetricName: 'Throttles', Namespace: 'AWS/Lambda', Threshold: 1 });
     }

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -37,16 +37,35 @@ if (!cfnLint) {
   );
 }
 
-/** The assembly `npx cdk synth` writes under `env`: its manifest and every template, by stack name. */
-const synthesize = (env: NodeJS.ProcessEnv, outdir: string, stacks: string[] = []) => {
-  // A synth that hangs (e.g. on a credential lookup) is killed before the test's own timeout, and fails here.
-  // Generous: on a busy shared machine one synth has taken seven minutes.
-  const result = spawnSync('npx', ['cdk', 'synth', ...stacks, '--quiet', '--no-notices', '-o', outdir], {
-    cwd: repoRoot,
-    env,
-    encoding: 'utf8',
-    timeout: 900_000,
+/** How long one `cdk synth` may run before it is taken for hung: a hang bound (one takes ~1 min alone, several under two suites at once). */
+const synthHangMs = 900_000;
+
+/**
+ * `npx cdk synth [stacks]` under `env`, run asynchronously (a synchronous spawn would hold the test
+ * worker, and its test timeout, until the synth ends), killed only if it hangs.
+ */
+const runSynth = (env: NodeJS.ProcessEnv, args: string[]) =>
+  new Promise<{ status: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve, reject) => {
+    const child = spawn('npx', ['cdk', 'synth', ...args], { cwd: repoRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), synthHangMs);
+    child.on('error', reject);
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stderr });
+    });
   });
+
+/**
+ * The assembly `npx cdk synth` writes under `env`: its manifest and every template, by stack name.
+ * With `only`, the CLI selects that stack alone (`--exclusively`), and bundles only its assets
+ * (the CLI passes the selection as the app's bundling stacks): the other stacks' templates are
+ * still written, their functions' code unbundled. Cheaper, and what the cases that pass it assert
+ * (where the stacks land) does not depend on the functions' code.
+ */
+const synthesize = async (env: NodeJS.ProcessEnv, outdir: string, only?: string) => {
+  const result = await runSynth(env, [...(only === undefined ? [] : [only, '--exclusively']), '--quiet', '--no-notices', '-o', outdir]);
   expect(result.status, `${result.signal ?? ''} ${result.stderr}`).toBe(0);
   const manifest = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8'));
   const templates = Object.fromEntries(
@@ -64,7 +83,7 @@ const stackNames = [accountStackName, ...Object.values(stages).map((config) => c
  * so the account and region are those of the credentials and region the deploy runs with, whatever
  * the machine that synthesized the assembly had configured. Nothing region-specific is in a template.
  */
-const expectEnvironmentAgnostic = ({ manifest, templates }: ReturnType<typeof synthesize>, regions: string[]) => {
+const expectEnvironmentAgnostic = ({ manifest, templates }: Awaited<ReturnType<typeof synthesize>>, regions: string[]) => {
   const environments = Object.fromEntries(
     Object.entries(manifest.artifacts as Record<string, { type: string; environment?: string }>)
       .filter(([, artifact]) => artifact.type === 'aws:cloudformation:stack')
@@ -84,8 +103,8 @@ const expectEnvironmentAgnostic = ({ manifest, templates }: ReturnType<typeof sy
 describe('npx cdk synth', () => {
   const outdir = tempDir('store-orders-synth-');
 
-  it('synthesizes both stacks with no AWS credentials and no region, environment-agnostic', { timeout: 960_000 }, () => {
-    const assembly = synthesize(withoutAws(), outdir);
+  it('synthesizes both stacks with no AWS credentials and no region, environment-agnostic', { timeout: 960_000 }, async () => {
+    const assembly = await synthesize(withoutAws(), outdir);
     // The CLI falls back to us-east-1 for CDK_DEFAULT_REGION here: it must not reach the assembly.
     expectEnvironmentAgnostic(assembly, ['us-east-1']);
     for (const config of Object.values(stages)) {
@@ -99,24 +118,24 @@ describe('npx cdk synth', () => {
   });
 
   // The pipeline: no credentials, the environment's region in AWS_REGION (the deploy job's credentials decide later).
-  it('stays environment-agnostic with a region in the environment, as the pipeline synthesizes', { timeout: 960_000 }, () => {
-    const assembly = synthesize(
+  it('stays environment-agnostic with a region in the environment, as the pipeline synthesizes', { timeout: 960_000 }, async () => {
+    const assembly = await synthesize(
       { ...withoutAws(), AWS_REGION: 'eu-west-1', AWS_DEFAULT_REGION: 'eu-west-1' },
       tempDir('store-orders-synth-'),
-      [accountStackName],
+      accountStackName,
     );
     expectEnvironmentAgnostic(assembly, ['eu-west-1', 'us-east-1']);
   });
 
   // An engineer: a named profile with its region in ~/.aws/config (no credentials needed for synth).
-  it("stays environment-agnostic under a profile with a region, as an engineer's shell synthesizes", { timeout: 960_000 }, () => {
+  it("stays environment-agnostic under a profile with a region, as an engineer's shell synthesizes", { timeout: 960_000 }, async () => {
     const dir = tempDir('store-orders-profile-');
     const config = join(dir, 'config');
     writeFileSync(config, '[profile store-orders-test]\nregion = ap-southeast-2\n');
-    const assembly = synthesize(
+    const assembly = await synthesize(
       { ...withoutAws(), AWS_CONFIG_FILE: config, AWS_PROFILE: 'store-orders-test' },
       tempDir('store-orders-synth-'),
-      [accountStackName],
+      accountStackName,
     );
     expectEnvironmentAgnostic(assembly, ['ap-southeast-2', 'us-east-1']);
   });

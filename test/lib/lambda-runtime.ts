@@ -13,7 +13,13 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 
-export type Invocation = { readonly name: string; readonly requestId: string; readonly event: unknown };
+export type Invocation = {
+  readonly name: string;
+  readonly requestId: string;
+  readonly event: unknown;
+  /** A streamed answer's client that takes the first write (the prelude and first bytes), then nothing more. */
+  readonly clientStops?: boolean;
+};
 
 export type Plan = {
   readonly codeDir: string;
@@ -41,6 +47,13 @@ class ResponseStream extends Writable {
   _onBeforeFirstWrite?: (write: (data: string | Uint8Array) => void) => void;
   private started = false;
 
+  /** `clientStops`: the first write is never acknowledged and nothing more is buffered, as for a client that stopped reading. */
+  private readonly clientStops: boolean;
+  constructor(clientStops = false) {
+    super(clientStops ? { highWaterMark: 1 } : {});
+    this.clientStops = clientStops;
+  }
+
   setContentType(contentType: string) {
     this.contentType = contentType;
   }
@@ -51,7 +64,7 @@ class ResponseStream extends Writable {
       this._onBeforeFirstWrite?.((data) => this.chunks.push(Buffer.from(data)));
     }
     this.chunks.push(chunk);
-    callback();
+    if (!this.clientStops) callback();
   }
 
   /** The prelude (status and headers) and the body, split where the runtime's delimiter is. */
@@ -98,10 +111,10 @@ const run = async (plan: Plan): Promise<Outcome[]> => {
   const module = await import(pathToFileURL(join(plan.codeDir, `${file}.mjs`)).href);
   const handler = module[exportName] as ((...args: unknown[]) => Promise<unknown>) & { [streamingMark]?: string };
   const outcomes: Outcome[] = [];
-  for (const { name, requestId, event } of plan.invocations) {
+  for (const { name, requestId, event, clientStops } of plan.invocations) {
     const timeoutMs = plan.timeoutSeconds * 1000;
     const ctx = context(plan, requestId, Date.now() + timeoutMs);
-    const stream = new ResponseStream();
+    const stream = new ResponseStream(clientStops);
     const call = handler[streamingMark] === 'response' ? handler(event, stream, ctx) : handler(event, ctx);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timed out'>((resolve) => (timer = setTimeout(() => resolve('timed out'), timeoutMs)));

@@ -5,6 +5,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ApiResponse, request } from './local-api.ts';
 
 /** The local service as a process: `npm start` as a developer types it, or its node entry point directly. */
 export type ServiceProcess = {
@@ -95,3 +97,50 @@ export const portAccepts = (port: number) =>
     });
     socket.once('error', () => resolve(false));
   });
+
+/** The service's ERROR log lines for a DynamoDB call stopped at its deadline (shared/dynamo.ts). */
+const deadlineErrors = (output: string) =>
+  output.split('\n').filter((line) => line.includes('"level":"ERROR"') && /"(TimeoutError|AbortError)"/.test(line)).length;
+
+/**
+ * `request` to a service process, sent again (at most 3 times in all) only when its answer was a
+ * 5xx that the service logged as a DynamoDB deadline: on a machine running two test suites at
+ * once, a starved DynamoDB Local can miss the authorizer's or a handler's 2 s per attempt, and
+ * the service then answers as deployed (500 from the authorizer, 503 from a handler). For tests
+ * about something else; the deadline answers themselves are test/http/dynamodb-faults.test.ts's.
+ * The service must log at ERROR or finer (POWERTOOLS_LOG_LEVEL), or nothing is retried.
+ */
+export const requestPastDeadlines = async (
+  service: ServiceProcess,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<ApiResponse> => {
+  for (let attempt = 1; ; attempt++) {
+    const before = deadlineErrors(service.output());
+    const response = await request(service.url!, method, path, headers).catch((error: unknown) => {
+      // A keep-alive connection the service closed after its idle timeout (5 s) while this starved
+      // process was about to reuse it: GET and DELETE are idempotent, and a client sends them again
+      // on a new connection (RFC 9110 §9.2.2). Anything else fails the test.
+      if (attempt < 3 && (error as { cause?: { code?: string } }).cause?.code === 'UND_ERR_SOCKET') return undefined;
+      throw error;
+    });
+    if (response === undefined) continue;
+    if (response.status < 500 || attempt === 3 || !(await loggedSince(service, before))) return response;
+    console.warn(`${method} ${path} answered ${response.status} after a DynamoDB deadline (a busy machine): sent again`);
+  }
+};
+
+/**
+ * Whether the service logged a deadline error since `before` lines. It writes its log line before
+ * its answer (pipes are synchronous on Linux), so the line is already on its way: waiting for it
+ * is waiting for this process to read a pipe, bounded only so that a 5xx with no such line (a real
+ * failure) is returned as it is.
+ */
+const loggedSince = async (service: ServiceProcess, before: number) => {
+  for (let waited = 0; waited < 10_000; waited += 50) {
+    if (deadlineErrors(service.output()) > before) return true;
+    await sleep(50);
+  }
+  return false;
+};

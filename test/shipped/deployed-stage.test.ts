@@ -149,6 +149,10 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
       http('list-gzip', 'GET', '/store/orders', { 'Accept-Encoding': 'gzip' }),
     ]);
     runs.listDown = runBundle(deployed(list, names, down), [http('list-down', 'GET', '/store/orders')]);
+    // A client that stops reading: its list is cut after LIST_STALL_SECONDS (shortened), and StalledListsCut says so.
+    runs.listStalled = runBundle(deployed(list, names, { ...endpoint, LIST_STALL_SECONDS: '1' }), [
+      { ...http('list-stalled', 'GET', '/store/orders'), clientStops: true },
+    ]);
     runs.cancel = runBundle(deployed(cancel, names, endpoint), [
       http('cancel', 'DELETE', '/store/orders/1'),
       http('cancel-again', 'DELETE', '/store/orders/1'),
@@ -197,6 +201,17 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     ).toEqual([204, 204, 409, 404, 400, 204]);
     expect(status('cancelDown', 'cancel-down')).toBe(503);
     expect((outcome('listDown', 'list-down') as Extract<Outcome, { outcome: 'streamed' }>).prelude).toMatchObject({ statusCode: 503 });
+    // Cut, not ended: its client must see a broken stream, never a list that looks whole.
+    const stalled = outcome('listStalled', 'list-stalled') as Extract<Outcome, { outcome: 'streamed' }>;
+    expect(stalled).toMatchObject({ prelude: { statusCode: 200 }, error: expect.stringContaining('took nothing for 1 s') });
+    const cut = logLines().filter((line) => line.message === 'list cut: the client stopped reading');
+    expect(cut).toHaveLength(1);
+    // Its StalledListsCut is dated at the invocation's start, as Lambda dates the invocation's Errors (ListOrdersErrors subtracts it).
+    const counted = runs.listStalled!.lines.filter((line) => '_aws' in line && 'StalledListsCut' in line) as {
+      _aws: { Timestamp: number };
+    }[];
+    expect(counted).toHaveLength(1);
+    expect(Date.parse(String(cut[0]!.timestamp)) - counted[0]!._aws.Timestamp).toBeGreaterThanOrEqual(1_000);
   });
 
   it("returns a valid key's usage identifier (never the key) and tier, and nothing that grants access for a revoked key", () => {
