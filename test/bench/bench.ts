@@ -20,6 +20,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { gunzipSync } from 'node:zlib';
 import { DynamoDBClient, GetItemCommand, ScanCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import type { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
 import type { Gateway } from '../../infra/local/gateway.ts';
 import { startLocalApi } from '../../infra/local/local-api.ts';
@@ -31,6 +33,7 @@ import { createApiKey, hashApiKey } from '../../shared/api-keys.ts';
 import { functionEnvSchema } from '../../shared/config.ts';
 import * as z from '../../shared/zod.ts';
 import { createDocumentClient, type DocumentClient } from '../../shared/dynamo.ts';
+import { cancelOrder } from '../../shared/orders-repository.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { costScenarios, costText } from './cost.ts';
 
@@ -274,25 +277,33 @@ const rawScan = async (client: DynamoDBClient) => {
   return { totalMs: performance.now() - started, firstPageMs: firstPageMs ?? 0, pages, readUnits };
 };
 
-/** The cancel's own write, as the repository sends it (same condition, same ALL_OLD on failure); its write units. */
+/**
+ * The cancel's own write, exactly as the repository builds it (shared/orders-repository.ts's
+ * cancelOrder: its key, expression, condition and ALL_OLD on failure), sent through the plain SDK
+ * client instead of the document client, with ReturnConsumedCapacity added: its write units.
+ */
 const rawCancel = async (client: DynamoDBClient, id: string) => {
-  const { ConsumedCapacity } = await client.send(
-    new UpdateItemCommand({
-      TableName: tables.orders,
-      Key: { id: { N: id } },
-      UpdateExpression: 'SET #status = :cancelled, #cancelledAt = :now',
-      ConditionExpression: '#status = :pending',
-      ExpressionAttributeNames: { '#status': 'status', '#cancelledAt': 'cancelledAt' },
-      ExpressionAttributeValues: {
-        ':cancelled': { S: 'cancelled' },
-        ':pending': { S: 'pending' },
-        ':now': { S: new Date().toISOString() },
-      },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      ReturnConsumedCapacity: 'TOTAL',
-    }),
-  );
-  return ConsumedCapacity?.CapacityUnits ?? 0;
+  let writeUnits = 0;
+  // The document client's part, done here: marshal the command's native values, send it as UpdateItem.
+  const plain = {
+    send: async (command: UpdateCommand, options?: { abortSignal?: AbortSignal }) => {
+      const { Key, ExpressionAttributeValues, ...rest } = command.input;
+      const output = await client.send(
+        new UpdateItemCommand({
+          ...rest,
+          Key: marshall(Key),
+          ...(ExpressionAttributeValues === undefined ? {} : { ExpressionAttributeValues: marshall(ExpressionAttributeValues) }),
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+        options,
+      );
+      writeUnits = output.ConsumedCapacity?.CapacityUnits ?? 0;
+      return output;
+    },
+  } as unknown as DocumentClient;
+  const { outcome } = await cancelOrder({ client: plain, tableName: tables.orders }, id);
+  if (outcome !== 'cancelled') throw new Error(`raw cancel of order ${id}: ${outcome}, expected cancelled`);
+  return writeUnits;
 };
 
 /** The authorizer's own read (a GetItem of the key's hash): its read units. */
