@@ -4,7 +4,8 @@ import { createDocumentClient } from '../../shared/dynamo.ts';
 import { routes as defaultRoutes, type Route } from '../../shared/routes.ts';
 import { type FunctionName, type FunctionSettings, functionEnvironment, functionSettings } from '../function-settings.ts';
 import { type FunctionStage, localStage } from '../stage-config.ts';
-import { type Authorizer, type Gateway, installLambdaStreamingGlobals, type LambdaHandler, startGateway } from './gateway.ts';
+import { type Gateway, startGateway } from './gateway.ts';
+import { type Authorizer, installLambdaStreamingGlobals, type LambdaHandler } from './lambda-runtime.ts';
 import { createRateLimiter, type LocalLimits } from './rate-limits.ts';
 import { ensureTable, listLeasesTableKey } from './tables.ts';
 

@@ -3,7 +3,8 @@ import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { installLambdaStreamingGlobals, type LambdaHandler, startGateway } from '../../infra/local/gateway.ts';
+import { type LambdaHandler, startGateway } from '../../infra/local/gateway.ts';
+import { installLambdaStreamingGlobals } from '../../infra/local/lambda-runtime.ts';
 import type { Route } from '../../shared/routes.ts';
 import { portAccepts } from '../lib/service-process.ts';
 

@@ -1,5 +1,6 @@
 /**
- * A stand-in for the Lambda Node.js runtime, for one function's bundle: run as
+ * One function's bundle on the Lambda runtime stand-in (infra/local/lambda-runtime.ts, shared
+ * with the local gateway), in a process of its own: run as
  * `node lambda-runtime.ts <plan.json> <results.json>` with the function's environment (from
  * the template) in process.env, it loads the bundle as the runtime does (the `Handler`
  * setting names file and export), provides the runtime's `awslambda` streaming interface
@@ -10,8 +11,17 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
+import {
+  type BufferedHandler,
+  decodeStreamed,
+  installLambdaStreamingGlobals,
+  invokeWithTimeout,
+  isStreamingHandler,
+  type LambdaHandler,
+  LambdaResponseStream,
+  TaskTimedOut,
+} from '../../infra/local/lambda-runtime.ts';
 
 export type Invocation = {
   readonly name: string;
@@ -37,102 +47,58 @@ export type Outcome =
   | { readonly name: string; readonly outcome: 'threw'; readonly error: string }
   | { readonly name: string; readonly outcome: 'timed out' };
 
-const streamingMark = Symbol.for('aws.lambda.runtime.handler.streaming');
-const delimiter = Buffer.alloc(8);
-
-/** The response stream the runtime hands a streaming handler: the prelude goes first, then the body. */
-class ResponseStream extends Writable {
+/** The response stream a streaming handler writes to, kept whole: its prelude, then its body. */
+class CollectedStream extends LambdaResponseStream {
   readonly chunks: Buffer[] = [];
-  contentType: string | undefined;
-  _onBeforeFirstWrite?: (write: (data: string | Uint8Array) => void) => void;
-  private started = false;
-
   /** `clientStops`: the first write is never acknowledged and nothing more is buffered, as for a client that stopped reading. */
   private readonly clientStops: boolean;
   constructor(clientStops = false) {
     super(clientStops ? { highWaterMark: 1 } : {});
     this.clientStops = clientStops;
   }
-
-  setContentType(contentType: string) {
-    this.contentType = contentType;
+  protected deliver(bytes: Buffer, done: () => void) {
+    this.chunks.push(bytes);
+    if (!this.clientStops) done();
   }
-
-  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void) {
-    if (!this.started) {
-      this.started = true;
-      this._onBeforeFirstWrite?.((data) => this.chunks.push(Buffer.from(data)));
-    }
-    this.chunks.push(chunk);
-    if (!this.clientStops) callback();
+  protected finish(done: () => void) {
+    done();
   }
-
-  /** The prelude (status and headers) and the body, split where the runtime's delimiter is. */
-  decode(): { prelude: unknown; body: Buffer } {
-    const all = Buffer.concat(this.chunks);
-    const at = all.indexOf(delimiter);
-    if (this.contentType !== 'application/vnd.awslambda.http-integration-response' || at < 0) return { prelude: undefined, body: all };
-    return { prelude: JSON.parse(all.subarray(0, at).toString('utf8')), body: all.subarray(at + delimiter.length) };
+  decode() {
+    return decodeStreamed(this.contentType, Buffer.concat(this.chunks));
   }
 }
 
-const installAwsLambdaGlobal = () => {
-  const global = globalThis as { awslambda?: Record<string, unknown> };
-  global.awslambda ??= {};
-  global.awslambda.streamifyResponse = (handler: object) => Object.assign(handler, { [streamingMark]: 'response' });
-  global.awslambda.HttpResponseStream = {
-    from(stream: ResponseStream, prelude: unknown) {
-      stream.setContentType('application/vnd.awslambda.http-integration-response');
-      const metadata = JSON.stringify(prelude);
-      stream._onBeforeFirstWrite = (write) => {
-        write(metadata);
-        write(new Uint8Array(8));
-      };
-      return stream;
-    },
-  };
-};
-
-const context = (plan: Plan, requestId: string, deadline: number) => ({
-  awsRequestId: requestId,
-  callbackWaitsForEmptyEventLoop: true,
-  functionName: plan.functionName,
+/** As a deployed version behind the `live` alias. */
+const site = (plan: Plan) => ({
   functionVersion: '1',
   invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${plan.functionName}:live`,
-  memoryLimitInMB: String(plan.memorySize),
-  logGroupName: `/aws/lambda/${plan.functionName}`,
   logStreamName: 'contract',
-  getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
 });
 
 const run = async (plan: Plan): Promise<Outcome[]> => {
-  installAwsLambdaGlobal();
+  installLambdaStreamingGlobals();
   const [file, exportName] = plan.handler.split('.') as [string, string];
   const module = await import(pathToFileURL(join(plan.codeDir, `${file}.mjs`)).href);
-  const handler = module[exportName] as ((...args: unknown[]) => Promise<unknown>) & { [streamingMark]?: string };
+  const handler = module[exportName] as LambdaHandler;
+  const fn = { name: plan.functionName, memorySize: plan.memorySize, timeoutSeconds: plan.timeoutSeconds };
   const outcomes: Outcome[] = [];
   for (const { name, requestId, event, clientStops } of plan.invocations) {
-    const timeoutMs = plan.timeoutSeconds * 1000;
-    const ctx = context(plan, requestId, Date.now() + timeoutMs);
-    const stream = new ResponseStream(clientStops);
-    const call = handler[streamingMark] === 'response' ? handler(event, stream, ctx) : handler(event, ctx);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timed out'>((resolve) => (timer = setTimeout(() => resolve('timed out'), timeoutMs)));
+    const stream = new CollectedStream(clientStops);
+    const streamed = (error?: string): Outcome => {
+      const { prelude, body } = stream.decode();
+      return { name, outcome: 'streamed', prelude, body: body.toString('base64'), ...(error === undefined ? {} : { error }) };
+    };
     try {
-      const value = await Promise.race([call, timedOut]);
-      if (value === 'timed out') outcomes.push({ name, outcome: 'timed out' });
-      else if (handler[streamingMark] === 'response') {
-        const { prelude, body } = stream.decode();
-        outcomes.push({ name, outcome: 'streamed', prelude, body: body.toString('base64') });
-      } else outcomes.push({ name, outcome: 'returned', value });
+      const value = await invokeWithTimeout<unknown>(
+        fn,
+        (context) => (isStreamingHandler(handler) ? handler(event, stream, context) : (handler as BufferedHandler)(event, context)),
+        { requestId, site: site(plan) },
+      );
+      outcomes.push(isStreamingHandler(handler) ? streamed() : { name, outcome: 'returned', value });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      if (handler[streamingMark] === 'response') {
-        const { prelude, body } = stream.decode();
-        outcomes.push({ name, outcome: 'streamed', prelude, body: body.toString('base64'), error: message });
-      } else outcomes.push({ name, outcome: 'threw', error: message });
-    } finally {
-      clearTimeout(timer);
+      if (error instanceof TaskTimedOut) outcomes.push({ name, outcome: 'timed out' });
+      else outcomes.push(isStreamingHandler(handler) ? streamed(message) : { name, outcome: 'threw', error: message });
     }
   }
   return outcomes;

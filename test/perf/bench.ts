@@ -14,12 +14,13 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Agent, type IncomingHttpHeaders, request } from 'node:http';
-import { cpus } from 'node:os';
 import { dirname, relative, resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { gunzipSync } from 'node:zlib';
 import { DynamoDBClient, GetItemCommand, ScanCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import type { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
 import type { Gateway } from '../../infra/local/gateway.ts';
 import { startLocalApi } from '../../infra/local/local-api.ts';
@@ -32,8 +33,9 @@ import { createApiKey } from '../../infra/ops/key-store.ts';
 import { functionEnvSchema } from '../../shared/config.ts';
 import * as z from '../../shared/zod.ts';
 import { createDocumentClient, type DocumentClient } from '../../shared/dynamo.ts';
+import { cancelOrder } from '../../shared/orders-repository.ts';
 import type { Order } from '../../shared/schemas.ts';
-import { costScenarios, costText } from './cost.ts';
+import { median, report } from './bench-report.ts';
 
 const positiveInt = (name: string, fallback: number, min = 1): number => {
   const text = process.env[name];
@@ -46,6 +48,8 @@ const repoRoot = resolve(import.meta.dirname, '../..');
 
 /** `.local/bench-<UTC time>.json` in the repository (git-ignored): one file per run, none overwritten. */
 const defaultOutFile = () => resolve(repoRoot, `.local/bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+
+export type BenchSettings = typeof settings;
 
 const settings = {
   orders: positiveInt('BENCH_ORDERS', 100_000, 10),
@@ -115,21 +119,6 @@ const idRange = (from: bigint, count: number) => Array.from({ length: count }, (
 
 // ---------------------------------------------------------------------------------------------
 // Measuring
-
-const sorted = (values: readonly number[]) => [...values].sort((a, b) => a - b);
-const median = (values: readonly number[]) => {
-  const s = sorted(values);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-/** Nearest-rank percentile. */
-const percentile = (values: readonly number[], p: number) => sorted(values)[Math.max(0, Math.ceil((p / 100) * values.length) - 1)]!;
-const summary = (values: readonly number[]) => ({
-  medianMs: median(values),
-  minMs: Math.min(...values),
-  p95Ms: percentile(values, 95),
-  samples: values.length,
-});
 
 /** V8 heap plus the Buffers outside it (response bodies, socket writes): what the process holds for JS. */
 const jsMemory = () => {
@@ -275,25 +264,33 @@ const rawScan = async (client: DynamoDBClient) => {
   return { totalMs: performance.now() - started, firstPageMs: firstPageMs ?? 0, pages, readUnits };
 };
 
-/** The cancel's own write, as the repository sends it (same condition, same ALL_OLD on failure); its write units. */
+/**
+ * The cancel's own write, exactly as the repository builds it (shared/orders-repository.ts's
+ * cancelOrder: its key, expression, condition and ALL_OLD on failure), sent through the plain SDK
+ * client instead of the document client, with ReturnConsumedCapacity added: its write units.
+ */
 const rawCancel = async (client: DynamoDBClient, id: string) => {
-  const { ConsumedCapacity } = await client.send(
-    new UpdateItemCommand({
-      TableName: tables.orders,
-      Key: { id: { N: id } },
-      UpdateExpression: 'SET #status = :cancelled, #cancelledAt = :now',
-      ConditionExpression: '#status = :pending',
-      ExpressionAttributeNames: { '#status': 'status', '#cancelledAt': 'cancelledAt' },
-      ExpressionAttributeValues: {
-        ':cancelled': { S: 'cancelled' },
-        ':pending': { S: 'pending' },
-        ':now': { S: new Date().toISOString() },
-      },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      ReturnConsumedCapacity: 'TOTAL',
-    }),
-  );
-  return ConsumedCapacity?.CapacityUnits ?? 0;
+  let writeUnits = 0;
+  // The document client's part, done here: marshal the command's native values, send it as UpdateItem.
+  const plain = {
+    send: async (command: UpdateCommand, options?: { abortSignal?: AbortSignal }) => {
+      const { Key, ExpressionAttributeValues, ...rest } = command.input;
+      const output = await client.send(
+        new UpdateItemCommand({
+          ...rest,
+          Key: marshall(Key),
+          ...(ExpressionAttributeValues === undefined ? {} : { ExpressionAttributeValues: marshall(ExpressionAttributeValues) }),
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+        options,
+      );
+      writeUnits = output.ConsumedCapacity?.CapacityUnits ?? 0;
+      return output;
+    },
+  } as unknown as DocumentClient;
+  const { outcome } = await cancelOrder({ client: plain, tableName: tables.orders }, id);
+  if (outcome !== 'cancelled') throw new Error(`raw cancel of order ${id}: ${outcome}, expected cancelled`);
+  return writeUnits;
 };
 
 /** The authorizer's own read (a GetItem of the key's hash): its read units. */
@@ -436,172 +433,9 @@ const benchCancel = async (
 };
 
 // ---------------------------------------------------------------------------------------------
-// Report
+// Report (./bench-report.ts)
 
-type Measured = { seedMs: number } & Awaited<ReturnType<typeof benchList>> & Awaited<ReturnType<typeof benchCancel>>;
-
-const report = (m: Measured) => {
-  const scan = summary(m.scan.totalMs);
-  const list = summary(m.list.totalMs);
-  const gzip = summary(m.gzip.totalMs);
-  const ttfb = summary(m.list.ttfbMs);
-  const c = settings.concurrency;
-  const floor = summary(m.concurrent.floor);
-  const update = summary(m.concurrent.update);
-  const cancel = summary(m.concurrent.cancel);
-  const update1 = summary(m.sequential.update);
-  const cancel1 = summary(m.sequential.cancel);
-  const floor1 = summary(m.sequential.floor);
-  const refused1 = summary(m.sequential.refused);
-  const gzipBytes = median(m.gzip.wireBytes);
-  const cpu = { scan: median(m.scan.cpuMs), list: median(m.list.cpuMs), gzip: median(m.gzip.cpuMs) };
-  const live = {
-    scan: Math.max(...m.scan.liveMemoryGrowth),
-    list: Math.max(...m.list.liveMemoryGrowth),
-    slow: Math.max(...m.list.slowLiveMemoryGrowth),
-  };
-  // The worse of the two clients: a fast one shows the working set, a slow one whether the service buffers.
-  const listLive = Math.max(live.list, live.slow);
-
-  type Row = { name: string; what: string; cpuMs?: number; vs?: string; ratio?: number } & ReturnType<typeof summary>;
-  const rows: Row[] = [
-    { name: 'baseline_scan', what: `raw parallel Scan, ${settings.segments} segments`, ...scan, cpuMs: cpu.scan },
-    { name: 'baseline_scan_first_page', what: 'raw Scan: first page back', ...summary(m.scan.ttfbMs) },
-    {
-      name: 'list_http',
-      what: 'GET /orders, identity, whole body',
-      ...list,
-      cpuMs: cpu.list,
-      vs: 'baseline_scan',
-      ratio: list.medianMs / scan.medianMs,
-    },
-    {
-      name: 'list_http_gzip',
-      what: 'GET /orders, gzip, whole body',
-      ...gzip,
-      cpuMs: cpu.gzip,
-      vs: 'baseline_scan',
-      ratio: gzip.medianMs / scan.medianMs,
-    },
-    { name: 'list_ttfb', what: 'GET /orders: first body byte', ...ttfb, vs: 'list_http', ratio: ttfb.medianMs / list.medianMs },
-    { name: 'gateway_floor_404', what: `404 route_not_found, c=${c}`, ...floor },
-    { name: 'baseline_update', what: `raw conditional UpdateItem, c=${c}`, ...update },
-    {
-      name: 'cancel_http',
-      what: `DELETE /orders/{id} → 204, c=${c}`,
-      ...cancel,
-      vs: 'baseline_update',
-      ratio: cancel.medianMs / update.medianMs,
-    },
-    { name: 'gateway_floor_404_c1', what: '404 route_not_found, c=1', ...floor1 },
-    { name: 'authorizer_401_c1', what: 'DELETE, unknown key → 401, c=1', ...refused1 },
-    { name: 'baseline_update_c1', what: 'raw conditional UpdateItem, c=1', ...update1 },
-    {
-      name: 'cancel_http_c1',
-      what: 'DELETE /orders/{id} → 204, c=1',
-      ...cancel1,
-      vs: 'baseline_update_c1',
-      ratio: cancel1.medianMs / update1.medianMs,
-    },
-  ];
-
-  // With one Scan page per segment there is nothing to stream ahead of, and the page is the body.
-  const paged = m.scanPages > settings.segments;
-  const cancelBudget = 1.5 * update.medianMs + floor.medianMs;
-  const targets = [
-    { target: 'list ≤ 2.0× raw scan (median)', value: list.medianMs / scan.medianMs, limit: 2.0, unit: '×' },
-    { target: 'list with gzip ≤ 2.5× raw scan (median)', value: gzip.medianMs / scan.medianMs, limit: 2.5, unit: '×' },
-    { target: 'gzip bytes on the wire ≤ 0.25× identity', value: gzipBytes / m.bodyBytes, limit: 0.25, unit: '×' },
-    { target: 'first byte ≤ 0.5× list total (streams)', value: ttfb.medianMs / list.medianMs, limit: 0.5, unit: '×', applies: paged },
-    {
-      // Bounded by the Scan pages in flight (segments × SCAN_PAGE_SIZE), not by the table: well
-      // under what merely reading the table with the SDK's default 1 MB pages holds.
-      target: 'list live memory growth ≤ 0.5× raw scan (worse client)',
-      value: listLive / live.scan,
-      limit: 0.5,
-      unit: '×',
-      applies: paged,
-    },
-    {
-      target: `cancel p50 ≤ 1.5× raw UpdateItem p50 + gateway floor p50 (c=${c})`,
-      value: cancel.medianMs / cancelBudget,
-      limit: 1.0,
-      unit: '× budget',
-      note: `${cancel.medianMs.toFixed(2)} ms vs ${cancelBudget.toFixed(2)} ms`,
-    },
-  ].map(({ applies = true, ...t }) => ({ ...t, verdict: !applies ? 'n/a' : t.value <= t.limit ? 'PASS' : 'MISS' }));
-
-  // A function's own time: the request's, less the gateway floor's (client, routing) at c=1.
-  const ownMs = (request: number) => Math.max(1, request - floor1.medianMs);
-  const costInputs = {
-    cancel: { functionMs: ownMs(cancel1.medianMs), writeUnits: m.writeUnitsPerCancel },
-    authorizer: { functionMs: ownMs(refused1.medianMs), readUnits: m.keyReadUnits },
-    list: {
-      orders: settings.orders,
-      functionMs: list.medianMs,
-      gzipFunctionMs: gzip.medianMs,
-      readUnits: m.scanReadUnits,
-      bodyBytes: m.bodyBytes,
-      gzipBytes,
-    },
-  };
-  const cost = costScenarios(costInputs);
-
-  const ms = (value: number) => value.toFixed(value < 10 ? 2 : 0);
-  const mb = (bytes: number) =>
-    Math.abs(bytes) < 1024 * 1024 ? `${Math.round(bytes / 1024)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-  const ofBody = (bytes: number) => `${(bytes / m.bodyBytes).toFixed(2)}× body`;
-  const pad = (text: string, width: number) => text.padEnd(width);
-  const lines = [
-    '',
-    `Store Orders Service benchmark: ${settings.orders} orders (${m.scanPages} Scan pages), ${settings.segments} scan segments,` +
-      ` ${settings.reps} rounds after a warm-up; ${settings.cancels} cancels at c=${c}, ${settings.cancelsSequential} at c=1;`,
-    `node ${process.version}, ${cpus().length} cores; seeding took ${(m.seedMs / 1000).toFixed(1)} s. cpu ms = this process (gateway, handlers, client), not DynamoDB Local.`,
-    '',
-    `${pad('name', 26)}${pad('what', 40)}${'median ms'.padStart(10)}${'min ms'.padStart(9)}${'p95 ms'.padStart(9)}${'cpu ms'.padStart(8)}   ratio`,
-    '-'.repeat(124),
-    ...rows.map(
-      (r) =>
-        `${pad(r.name, 26)}${pad(r.what, 40)}${ms(r.medianMs).padStart(10)}${ms(r.minMs).padStart(9)}${ms(r.p95Ms).padStart(9)}` +
-        `${(r.cpuMs === undefined ? '' : ms(r.cpuMs)).padStart(8)}   ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}× ${r.vs}`}`,
-    ),
-    '',
-    `body: ${mb(m.bodyBytes)} identity, ${mb(gzipBytes)} gzip on the wire (${(gzipBytes / m.bodyBytes).toFixed(3)}×)`,
-    `memory growth, V8 heap + external buffers, peak of ${settings.memoryRuns} runs sampled every ${settings.sampleEveryMs} ms with a full GC before each sample:`,
-    `  list_http                              ${mb(live.list).padStart(9)} = ${ofBody(live.list)}`,
-    `  list_http, client reading for ${(settings.slowReadMs / 1000).toFixed(0)} s     ${mb(live.slow).padStart(9)} = ${ofBody(live.slow)}` +
-      ` (took ${Math.round(median(m.list.slowTotalMs))} ms)`,
-    `  baseline_scan (the raw SDK's own)      ${mb(live.scan).padStart(9)} = ${ofBody(live.scan)}`,
-    `  list above the raw scan (worse client) ${mb(listLive - live.scan).padStart(9)} = ${ofBody(listLive - live.scan)}`,
-    `  without the GC per sample (garbage included): list ${mb(Math.max(...m.list.memoryGrowth))}, raw scan ${mb(Math.max(...m.scan.memoryGrowth))};` +
-      ` RSS growth during a list ${mb(m.rssGrowth)}`,
-    '',
-    'targets:',
-    ...targets.map(
-      (t) => `  ${t.verdict.padEnd(4)}  ${pad(t.target, 66)} ${t.value.toFixed(2)} ${t.unit}${'note' in t ? `  (${t.note})` : ''}`,
-    ),
-    ...(paged ? [] : ['  (n/a: each segment fits in one Scan page at this size; use more orders)']),
-    '',
-    `cost on AWS at the stack's memory sizes and AWS list prices (us-east-1, no free tier; test/perf/cost.ts), from this run's`,
-    `durations (cancel ${costInputs.cancel.functionMs.toFixed(1)} ms, authorizer ${costInputs.authorizer.functionMs.toFixed(1)} ms: request less the gateway floor at c=1;` +
-      ` list: the whole body) and DynamoDB's units (${m.writeUnitsPerCancel} WRU a cancel, ${m.keyReadUnits} RRU a key read, ${m.scanReadUnits} RRU a Scan of ${settings.orders} orders):`,
-    ...costText(cost),
-    '',
-  ];
-  const json = {
-    settings: { ...settings, node: process.version, cores: cpus().length },
-    seedMs: m.seedMs,
-    scanPages: m.scanPages,
-    bodyBytes: m.bodyBytes,
-    gzipWireBytes: gzipBytes,
-    results: Object.fromEntries(rows.map(({ name, ...figures }) => [name, figures])),
-    memory: { liveGrowthBytes: live, rssGrowthBytes: m.rssGrowth },
-    targets,
-    cost: { inputs: costInputs, scenarios: cost },
-    samples: m,
-  };
-  return { text: lines.join('\n'), json, missed: targets.filter((t) => t.verdict === 'MISS').length };
-};
+export type Measured = { seedMs: number } & Awaited<ReturnType<typeof benchList>> & Awaited<ReturnType<typeof benchCancel>>;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -651,7 +485,7 @@ const main = async () => {
 
     const listed = await benchList(raw, `${gateway.url}/store/orders`, auth);
     const cancelled = await benchCancel(orders, raw, gateway, auth);
-    const { text, json, missed } = report({ seedMs, ...listed, ...cancelled });
+    const { text, json, missed } = report({ seedMs, ...listed, ...cancelled }, settings);
     await mkdir(dirname(settings.out), { recursive: true });
     await writeFile(settings.out, `${JSON.stringify(json, null, 2)}\n`);
     process.stdout.write(`${text}\nFull results, every sample: ${relative(process.cwd(), settings.out)}\n`);

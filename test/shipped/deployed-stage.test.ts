@@ -2,13 +2,15 @@
  * What ships is what is tested. Each stage is synthesized with real bundling; each function's
  * bundle runs exactly as shipped, under its template's settings (handler, runtime, timeout,
  * memory, environment), on a stand-in for the Lambda Node.js runtime (./lambda-runtime.ts),
- * against DynamoDB Local, with the events API Gateway REST sends. What the functions print (as
- * CloudWatch Logs would receive it) is then checked against what the stage's alarms,
- * dashboard, saved queries and metric filters read.
+ * against DynamoDB Local, with the events API Gateway REST sends (built as the local gateway
+ * builds them, infra/local/proxy-event.ts). What the functions print (as CloudWatch Logs would
+ * receive it) is then checked against what the stage's alarms, dashboard, saved queries and
+ * metric filters read.
  */
 import { gunzipSync } from 'node:zlib';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { type ApiSite, matchRoute, proxyEvent } from '../../infra/local/proxy-event.ts';
 import { serviceName, stages } from '../../infra/stage-config.ts';
 import type { StoreFunction } from '../../infra/cdk/store-function.ts';
 import { createApiKey, revokeApiKey } from '../../infra/ops/key-store.ts';
@@ -35,45 +37,25 @@ const unreachableDynamoDb = 'http://127.0.0.1:9';
 /** Metrics a function emits that nothing reads, each with why it is emitted anyway. */
 const unreadMetrics: Record<string, string> = {};
 
+/** The stage's API as the events name it. */
+const api: ApiSite = { accountId: '123456789012', apiId: 'abc123', domainName: 'abc123.execute-api.us-east-1.amazonaws.com' };
+
 /** The REST API proxy event (payload 1.0) API Gateway sends for a request the authorizer allowed. */
-const proxyEvent = (stage: string, requestId: string, method: string, path: string, headers: Record<string, string> = {}) => {
-  const route = routes.find(
-    (candidate) => candidate.method === method && new RegExp(`^${candidate.path.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path),
-  );
-  const resource = `${basePath}${route?.path ?? path}`;
-  const orderId = path.split('/')[3];
-  return {
-    resource,
+const requestEvent = (stage: string, requestId: string, method: string, path: string, headers: Record<string, string> = {}) =>
+  proxyEvent({
+    api,
+    stage,
+    requestId,
+    match: matchRoute(routes, method, `${basePath}${path}`)!,
     path: `${basePath}${path}`,
-    httpMethod: method,
-    headers: { Host: 'abc123.execute-api.us-east-1.amazonaws.com', 'User-Agent': 'contract-test', ...headers },
-    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    pathParameters: route?.path.includes('{orderId}') ? { orderId } : null,
-    stageVariables: null,
-    requestContext: {
-      resourceId: 'r1',
-      resourcePath: resource,
-      httpMethod: method,
-      extendedRequestId: `${requestId}-ext`,
-      requestTime: '23/Nov/2026:12:00:00 +0000',
-      path: `/${stage}${basePath}${path}`,
-      accountId: '123456789012',
-      protocol: 'HTTP/1.1',
-      stage,
-      domainPrefix: 'abc123',
-      requestTimeEpoch: 1_795_000_000_000,
-      requestId,
-      identity: { sourceIp: '203.0.113.7', userAgent: 'contract-test' },
-      domainName: 'abc123.execute-api.us-east-1.amazonaws.com',
-      apiId: 'abc123',
-      authorizer: { principalId: 'key_0123456789abcdef', keyId: 'key_0123456789abcdef', keyName: 'contract', integrationLatency: 12 },
-    },
+    headers: Object.entries({ Host: api.domainName!, 'User-Agent': 'contract-test', ...headers }),
+    query: [],
     body: null,
-    isBase64Encoded: false,
-  };
-};
+    auth: { principalId: 'key_0123456789abcdef', context: { keyId: 'key_0123456789abcdef', keyName: 'contract', integrationLatency: 12 } },
+    sourceIp: '203.0.113.7',
+    protocol: 'HTTP/1.1',
+    requestTimeEpoch: 1_795_000_000_000,
+  });
 
 const tokenEvent = (stage: string, token: string, method: string, path: string) => ({
   type: 'TOKEN',
@@ -111,7 +93,7 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
   };
   const http = (name: string, method: string, path: string, headers: Record<string, string> = {}) => {
     const operation = routes.find((route) => route.method === method && path.startsWith(route.path.split('{')[0]!))!.operation;
-    return invocation(name, operation, proxyEvent(stage, `api-${stage}-${name}`, method, path, headers));
+    return invocation(name, operation, requestEvent(stage, `api-${stage}-${name}`, method, path, headers));
   };
   const authorize = (name: string, token: string, method: string, path: string) =>
     invocation(name, method === 'GET' ? 'listOrders' : 'cancelOrder', tokenEvent(stage, token, method, path));

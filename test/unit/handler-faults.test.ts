@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { installLambdaStreamingGlobals } from '../../infra/local/gateway.ts';
+import { installLambdaStreamingGlobals } from '../../infra/local/lambda-runtime.ts';
 
 // Faults DynamoDB Local cannot produce on demand: throttling after the SDK's retries, a
 // missing table, an unreachable endpoint. The handlers are invoked as Lambda would.

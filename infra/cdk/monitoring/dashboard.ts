@@ -1,0 +1,130 @@
+import { Aws, Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type { Construct } from 'constructs';
+import { metricNames } from '../../../shared/observability.ts';
+import { basePath } from '../../../shared/routes.ts';
+import { apiMetric, functionLogGroups, period, routeFunction, serviceMetric, tooManyRequestsOf } from './metrics.ts';
+import type { StoreFunction } from '../store-function.ts';
+import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
+
+type Props = StoreOrdersMonitoringProps;
+
+/** The stage's dashboard, one row of widgets after another, top to bottom. */
+export function addDashboard(scope: Construct, props: Props, prefix: string, alarms: cloudwatch.Alarm[]): cloudwatch.Dashboard {
+  const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', { dashboardName: prefix, defaultInterval: Duration.hours(3) });
+  dashboard.addWidgets(header(props, prefix));
+  dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms, width: 24, height: 4 }));
+  dashboard.addWidgets(...trafficRow(props));
+  dashboard.addWidgets(...listAndKeysRow(props));
+  dashboard.addWidgets(limitedRequestsRow(props));
+  dashboard.addWidgets(...functionsRow(props));
+  dashboard.addWidgets(tablesRow(props));
+  dashboard.addWidgets(recentErrorsRow(props));
+  return dashboard;
+}
+
+/** The console address of the dashboard addDashboard names `prefix`. */
+export const dashboardUrl = (prefix: string) =>
+  `https://${Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards:name=${prefix}`;
+
+const graph = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = []) =>
+  new cloudwatch.GraphWidget({ title, width: 8, left, right });
+
+/** One line per function (the route functions and the authorizer). */
+const perFunction = ({ routeFunctions, authorizer }: Props, title: string, metric: (fn: StoreFunction) => cloudwatch.Metric) =>
+  graph(
+    title,
+    [...routeFunctions, { name: 'Authorizer', fn: authorizer }].map(({ name, fn }) => metric(fn).with({ label: name })),
+  );
+
+const header = ({ config }: Props, prefix: string) =>
+  new cloudwatch.TextWidget({
+    markdown: `# Store Orders — ${config.stage}\nAlarms are explained in docs/runbook.md. Logs: saved queries under "${prefix}/" in Logs Insights.`,
+    width: 24,
+    height: 2,
+  });
+
+function trafficRow(props: Props) {
+  const cancel = routeFunction(props, 'cancelOrder');
+  return [
+    graph('Requests and errors', [
+      apiMetric(props, 'Count', 'Sum').with({ label: 'requests' }),
+      apiMetric(props, '4XXError', 'Sum').with({ label: '4xx' }),
+      apiMetric(props, '5XXError', 'Sum').with({ label: '5xx' }),
+    ]),
+    graph('Cancel latency (ms)', [
+      apiMetric(props, 'Latency', 'p50', cancel.route).with({ label: 'p50' }),
+      apiMetric(props, 'Latency', 'p99', cancel.route).with({ label: 'p99' }),
+    ]),
+    graph(
+      'Orders',
+      [
+        serviceMetric(props, metricNames.ordersCancelled, 'Sum').with({ label: 'cancelled' }),
+        serviceMetric(props, metricNames.cancelConflicts, 'Sum').with({ label: 'cancel conflicts (409)' }),
+        serviceMetric(props, metricNames.ordersNotFound, 'Sum').with({ label: 'not found (404)' }),
+        serviceMetric(props, metricNames.invalidStoredOrders, 'Sum').with({ label: 'invalid stored orders' }),
+      ],
+      [serviceMetric(props, metricNames.ordersListed, 'Sum').with({ label: 'orders listed' })],
+    ),
+  ];
+}
+
+function listAndKeysRow(props: Props) {
+  return [
+    graph('List: first byte and whole stream (ms)', [
+      serviceMetric(props, metricNames.listFirstByte, 'p50').with({ label: 'first byte p50' }),
+      serviceMetric(props, metricNames.listFirstByte, 'p99').with({ label: 'first byte p99' }),
+      serviceMetric(props, metricNames.listDuration, 'p99').with({ label: 'whole list p99' }),
+      routeFunction(props, 'listOrders').fn.function.metricDuration({ statistic: 'Maximum', period, label: 'function duration max' }),
+    ]),
+    graph('Keys', [
+      serviceMetric(props, metricNames.authFailures, 'Sum').with({ label: 'refused keys' }),
+      serviceMetric(props, metricNames.authorizerFailures, 'Sum').with({ label: 'authorizer failures' }),
+    ]),
+    perFunction(props, 'Invocations', (fn) => fn.function.metricInvocations({ statistic: 'Sum', period })),
+  ];
+}
+
+const limitedRequestsRow = (props: Props) =>
+  new cloudwatch.GraphWidget({
+    title: 'Limited requests (429) per route; who: saved query limited-keys',
+    width: 24,
+    left: props.routeFunctions.map(({ route }) =>
+      tooManyRequestsOf(props, route).with({ label: `${route.method} ${basePath}${route.path}` }),
+    ),
+  });
+
+const functionsRow = (props: Props) => [
+  perFunction(props, 'Errors', (fn) => fn.function.metricErrors({ statistic: 'Sum', period })),
+  perFunction(props, 'Throttles', (fn) => fn.function.metricThrottles({ statistic: 'Sum', period })),
+  perFunction(props, 'Duration p99 (ms)', (fn) => fn.function.metricDuration({ statistic: 'p99', period })),
+];
+
+const tablesRow = ({ tables }: Props) =>
+  new cloudwatch.GraphWidget({
+    title: 'DynamoDB',
+    width: 24,
+    // Table-wide throttle events here; the alarms look at this service's operations one by one.
+    left: tables.flatMap(({ id: tableId, table }) => [
+      table.metric('ReadThrottleEvents', { statistic: 'Sum', period, label: `${tableId} read throttles` }),
+      table.metric('WriteThrottleEvents', { statistic: 'Sum', period, label: `${tableId} write throttles` }),
+    ]),
+    right: tables.flatMap(({ id: tableId, table }) => [
+      table.metricConsumedReadCapacityUnits({ statistic: 'Sum', period, label: `${tableId} read units` }),
+      table.metricConsumedWriteCapacityUnits({ statistic: 'Sum', period, label: `${tableId} write units` }),
+    ]),
+  });
+
+const recentErrorsRow = (props: Props) =>
+  new cloudwatch.LogQueryWidget({
+    title: 'Recent errors and warnings',
+    width: 24,
+    height: 6,
+    logGroupNames: functionLogGroups(props).map((group) => group.logGroupName),
+    queryLines: [
+      'fields @timestamp, level, operation, request_id, outcome, message',
+      "filter level in ['ERROR', 'WARN']",
+      'sort @timestamp desc',
+      'limit 50',
+    ],
+  });

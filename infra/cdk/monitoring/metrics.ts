@@ -1,0 +1,96 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { metricNames, metricsNamespace } from '../../../shared/observability.ts';
+import { basePath, type Route } from '../../../shared/routes.ts';
+import { serviceName } from '../../stage-config.ts';
+import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
+
+// What the alarms, the dashboard and the saved queries read: the stage's metrics and the functions' log groups.
+
+export const period = Duration.minutes(5);
+/** The latency guards' period: short enough to go off inside a canary's bake with several datapoints. */
+export const latencyPeriod = Duration.minutes(1);
+
+type Stage = Pick<StoreOrdersMonitoringProps, 'config' | 'api'>;
+
+/** One of the service's own metrics (shared/observability.ts), with the stage's `service` dimension. */
+export function serviceMetric({ config }: Pick<Stage, 'config'>, metricName: string, statistic: string): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: metricsNamespace,
+    metricName,
+    dimensionsMap: { service: serviceName(config) },
+    statistic,
+    period,
+  });
+}
+
+/**
+ * API Gateway's metric of the stage, or of one method (the stage enables per-method metrics for
+ * every route). The dimensions are the names themselves, not references to the API's stage: the
+ * deploy guards read these alarms, and CloudFormation would otherwise find a cycle (alarm → stage
+ * → authorizer → live alias → its deployment group → alarm).
+ */
+export function apiMetric({ api, config }: Stage, metricName: string, statistic: string, route?: Route): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: 'AWS/ApiGateway',
+    metricName,
+    dimensionsMap: {
+      ApiName: api.restApiName,
+      Stage: config.stage,
+      ...(route === undefined ? {} : { Resource: `${basePath}${route.path}`, Method: route.method }),
+    },
+    statistic,
+    period,
+  });
+}
+
+/** A sum of metrics in which an operand without datapoints counts as 0, not as "no sum". */
+export const filledSum = (label: string, metrics: Record<string, cloudwatch.IMetric>) =>
+  new cloudwatch.MathExpression({
+    label,
+    expression: Object.keys(metrics)
+      .map((id) => `FILL(${id}, 0)`)
+      .join(' + '),
+    usingMetrics: metrics,
+    period,
+  });
+
+/**
+ * Requests answered 429 (THROTTLED or QUOTA_EXCEEDED: a key over its tier's usage plan, or the
+ * stage throttle), counted from the access log per route: method and resource path, the
+ * dimensions the dashboard reads. Who is limited is the `limited-keys` query's answer.
+ */
+export function countLimitedRequests(scope: Construct, { accessLogs }: Pick<StoreOrdersMonitoringProps, 'accessLogs'>) {
+  new logs.MetricFilter(scope, 'TooManyRequestsFilter', {
+    logGroup: accessLogs,
+    filterPattern: logs.FilterPattern.numberValue('$.status', '=', 429),
+    metricNamespace: metricsNamespace,
+    metricName: metricNames.tooManyRequests,
+    metricValue: '1',
+    // In the order CloudWatch lists them (by name), as the dashboard's metrics do.
+    dimensions: { method: '$.httpMethod', resource: '$.resourcePath', service: '$.service' },
+  });
+}
+
+/** 429s of one route, as countLimitedRequests's metric filter counts them. */
+export function tooManyRequestsOf({ config }: Pick<Stage, 'config'>, route: Route): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: metricsNamespace,
+    metricName: metricNames.tooManyRequests,
+    dimensionsMap: { method: route.method, resource: `${basePath}${route.path}`, service: serviceName(config) },
+    statistic: 'Sum',
+    period,
+  });
+}
+
+export function routeFunction({ routeFunctions }: Pick<StoreOrdersMonitoringProps, 'routeFunctions'>, operation: string) {
+  const found = routeFunctions.find(({ route }) => route.operation === operation);
+  if (found === undefined) throw new Error(`no function for ${operation}`);
+  return found;
+}
+
+export function functionLogGroups({ routeFunctions, authorizer }: Pick<StoreOrdersMonitoringProps, 'routeFunctions' | 'authorizer'>) {
+  return [...routeFunctions.map(({ fn }) => fn.logGroup), authorizer.logGroup];
+}
