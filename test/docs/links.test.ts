@@ -110,6 +110,35 @@ describe("the project's Markdown", () => {
   });
 });
 
+/** Code, configuration and the published OpenAPI document point readers at `docs/<page>.md#anchor` (or `README.md#anchor`). */
+const codeFiles = (dir = repoRoot): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return skipped.has(entry.name) ? [] : codeFiles(path);
+    return /\.(ts|js|ya?ml|json|sh)$/.test(entry.name) || dirname(path).endsWith(`${sep}.ci`) ? [path] : [];
+  });
+
+describe('pointers into the docs from code, configuration and the OpenAPI document', () => {
+  it('name pages that exist and headings those pages have', () => {
+    const self = resolve(import.meta.filename);
+    const pointers = codeFiles()
+      .filter((path) => path !== self && !path.endsWith('package-lock.json'))
+      .flatMap((path) =>
+        [...readFileSync(path, 'utf8').matchAll(/\b((?:docs\/[\w/-]+|README)\.md)#([\w-]+)/g)].map(([, page, anchor]) => ({
+          from: relative(repoRoot, path),
+          page: page!,
+          anchor: anchor!,
+        })),
+      );
+    // The OpenAPI document and the code comments do point somewhere: the check is not vacuous.
+    expect(pointers.map(({ from }) => from)).toEqual(expect.arrayContaining(['docs/openapi.json', 'shared/dynamo.ts']));
+    const broken = pointers.filter(
+      ({ page, anchor }) => !existsSync(join(repoRoot, page)) || !anchorsOf(readFileSync(join(repoRoot, page), 'utf8')).has(anchor),
+    );
+    expect(broken.map(({ from, page, anchor }) => `${from}: ${page}#${anchor}`)).toEqual([]);
+  });
+});
+
 describe('the link check itself', () => {
   const root = mkdtempSync(join(tmpdir(), 'links-'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
