@@ -24,8 +24,8 @@ export const markdownFiles = (root: string, dir = root): string[] =>
     return entry.name.endsWith('.md') ? [relative(root, path)] : [];
   });
 
-/** The page's lines outside fenced code blocks, with inline code spans blanked (a link in code is an example). */
-const prose = (markdown: string): string[] => {
+/** The page's lines, with those of fenced code blocks blanked. */
+const outsideFences = (markdown: string): string[] => {
   let fence: string | undefined;
   return markdown.split('\n').map((line) => {
     const marker = /^ *(`{3,}|~{3,})/.exec(line)?.[1];
@@ -33,19 +33,18 @@ const prose = (markdown: string): string[] => {
       fence = fence === undefined ? marker : undefined;
       return '';
     }
-    return fence === undefined ? line.replace(/(`+)[^`]*?\1/g, '') : '';
+    return fence === undefined ? line : '';
   });
 };
+
+/** The page's lines outside fenced code blocks, with inline code spans blanked (a link in code is an example). */
+const prose = (markdown: string): string[] => outsideFences(markdown).map((line) => line.replace(/(`+)[^`]*?\1/g, ''));
 
 /** The anchors a page offers: its headings, slugged as GitHub does, and explicit `<a id>`/`<a name>`. */
 export const anchorsOf = (markdown: string): Set<string> => {
   const slugger = new GithubSlugger();
   const anchors = new Set<string>();
-  let fence: string | undefined;
-  for (const line of markdown.split('\n')) {
-    const marker = /^ *(`{3,}|~{3,})/.exec(line)?.[1];
-    if (marker !== undefined && (fence === undefined || marker.startsWith(fence))) fence = fence === undefined ? marker : undefined;
-    if (fence !== undefined) continue;
+  for (const line of outsideFences(markdown)) {
     const heading = /^ {0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$/.exec(line)?.[1];
     if (heading !== undefined) {
       // GitHub slugs the heading's text: a link's text, not its target; code without its backticks; no tags.
@@ -107,6 +106,26 @@ describe("the project's Markdown", () => {
     expect(files.flatMap((file) => brokenLinks(repoRoot, file))).toEqual([]);
     // The check above looked at something: the README alone links to every page of docs/.
     expect(linksOf(readFileSync(join(repoRoot, 'README.md'), 'utf8')).length).toBeGreaterThan(5);
+  });
+});
+
+/** The pages of docs/ written for one reader each: they open with whom they are for, then their contents. */
+const readerPages = ['api.md', 'developing.md', 'deploying.md', 'operating.md'];
+
+describe.each(readerPages)('docs/%s', (name) => {
+  const markdown = readFileSync(join(repoRoot, 'docs', name), 'utf8');
+
+  it('says first whom it is for, then lists every section it has, linked', () => {
+    const [title, forWhom] = markdown.split('\n\n');
+    expect(title).toMatch(/^# /);
+    expect(forWhom).toMatch(/^For \*\*[^*]+\*\*/);
+    const contents = /^\*\*Contents\*\*\n\n((?:(?: {2})?- .+\n)+)/m.exec(markdown)?.[1] ?? '';
+    const slugger = new GithubSlugger();
+    const headings = outsideFences(markdown)
+      .map((line) => /^(##|###) (.+)$/.exec(line))
+      .filter((match) => match !== null)
+      .map(([, level, text]) => `${level === '###' ? '  ' : ''}- [${text}](#${slugger.slug(text!)})`);
+    expect(contents.trimEnd().split('\n')).toEqual(headings);
   });
 });
 

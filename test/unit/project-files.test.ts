@@ -56,6 +56,11 @@ describe('the README and docs/', () => {
 describe('the README', () => {
   const readme = read('README.md');
 
+  it('is an entry page of a few hundred lines at most, its test command exactly `npm test` (CI runs it)', () => {
+    expect(readme.split('\n').length).toBeLessThan(300);
+    expect(readme).toMatch(/^npm test\s+#/m);
+  });
+
   it('has a table of contents that links every section, in the order a reader needs them', () => {
     const sections = [...readme.matchAll(/^## (.+)$/gm)].map((match) => match[1]!).filter((title) => title !== 'Contents');
     const contents = /^## Contents\n\n((?:- .+\n)+)/m.exec(readme)?.[1] ?? '';
