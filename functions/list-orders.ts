@@ -36,7 +36,7 @@ const leases = { client, tableName: config.LIST_LEASES_TABLE };
 const itemCountTtlMs = 5 * 60_000;
 let itemCount: { value: number; readAt: number } | undefined;
 
-/** Refuses, before the first byte, a list that could not fit in one response (see README, "Limits of the deployed list"). */
+/** Refuses, before the first byte, a list that could not fit in one response (see docs/api.md#limits-of-the-deployed-list). */
 const checkListFits = async (gzip: boolean, deadline: Deadline) => {
   if (itemCount === undefined || performance.now() - itemCount.readAt > itemCountTtlMs) {
     itemCount = { value: await approximateItemCount(orders, deadline), readAt: performance.now() };

@@ -44,7 +44,7 @@ export const listResponseBudgetBytes = 180_000_000;
 
 /**
  * Bytes per order in the list's JSON, with headroom over what `npm run bench` measures (about
- * 104 plain and 10 to 25 gzip-compressed, depending on how alike the orders are): README, "Limits of the deployed list".
+ * 104 plain and 10 to 25 gzip-compressed, depending on how alike the orders are): docs/api.md#limits-of-the-deployed-list.
  */
 export const listBytesPerOrder = { plain: 128, gzip: 32 } as const;
 

@@ -16,7 +16,7 @@ export type FunctionStage = {
   /**
    * Parallel Scan segments of listOrders (SCAN_SEGMENTS): the count that is fastest where the
    * list runs. DynamoDB serves segments from separate partitions; DynamoDB Local, on the same
-   * cores as everything else, gains nothing from them and starves writes (README, Reliability).
+   * cores as everything else, gains nothing from them and starves writes (docs/operating.md#reliability).
    */
   readonly scanSegments: number;
   /**
@@ -28,7 +28,7 @@ export type FunctionStage = {
   readonly listReservedConcurrency: number;
   /**
    * A list whose client has taken nothing of its answer for this long is cut: the scan stops and
-   * its slots are freed (LIST_STALL_SECONDS; README, Reliability).
+   * its slots are freed (LIST_STALL_SECONDS; docs/operating.md#reliability).
    */
   readonly listStallSeconds: number;
   /** Per-key limits by tier; the function reads each tier's concurrentLists. */
@@ -131,7 +131,7 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
    * Whether every method requires the key's usage identifier, i.e. whether the tiers' limits
    * apply. `false` only for the one deploy that brings usage plans to a stage whose clients hold
    * keys from before them: deploy, `npm run keys -- adopt`, then `true` and deploy again
-   * (README, "Limits"); otherwise those keys are refused (401) until adopted.
+   * (docs/operating.md#keys-and-limit-tiers); otherwise those keys are refused (401) until adopted.
    */
   readonly requireUsageKey: boolean;
   /** How a deploy shifts traffic to the new version of each function. */
@@ -289,7 +289,7 @@ export const serviceName = (config: Pick<FunctionStage, 'stage'>): string => `st
 export const localStage = {
   stage: 'local',
   keyPrefix: 'so_local_',
-  // Measured (README, Reliability): on DynamoDB Local one segment lists as fast as four and leaves
+  // Measured (docs/operating.md#reliability): on DynamoDB Local one segment lists as fast as four and leaves
   // cancels their throughput; with two lists at once mixed cancels fell to 37 % of their
   // cancel-only rate (npm run load), with one they kept 81 %.
   scanSegments: 1,

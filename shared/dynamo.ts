@@ -8,7 +8,7 @@ export type DocumentClient = DynamoDBDocumentClient;
 export type TableRef = { readonly client: DocumentClient; readonly tableName: string };
 
 /**
- * How long a DynamoDB call made for a request may take (README, "Reliability"). Each attempt
+ * How long a DynamoDB call made for a request may take (docs/operating.md#reliability). Each attempt
  * must connect within 1 s and have DynamoDB's answer begin within 2 s (a GetItem, UpdateItem or
  * Scan page normally answers in milliseconds; 2 s leaves room for a busy DynamoDB Local); at
  * most 3 attempts; and the call as a whole, backoff between attempts included, is aborted at its
@@ -75,7 +75,7 @@ export const createDocumentClient = (options: { endpoint?: string | undefined; r
     },
   });
   // The SDK's logger middleware copies and redacts every response for a logger that is never set:
-  // measured by `npm run bench` at ~30% of the list's CPU (README, Performance).
+  // measured by `npm run bench` at ~30% of the list's CPU (docs/developing.md#performance).
   client.middlewareStack.remove('loggerMiddleware');
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true },

@@ -44,7 +44,7 @@ export const notCancellableMessage = (status: string | undefined): string => {
   return `The order is ${JSON.stringify(status)}, not "pending", and cannot be cancelled.`;
 };
 
-/** The 406 message when the store holds more orders than the list may send (see README, "Limits of the deployed list"). */
+/** The 406 message when the store holds more orders than the list may send (see docs/api.md#limits-of-the-deployed-list). */
 export const listTooLargeMessage = (itemCount: number, gzip: boolean, limits: { plain: number; gzip: number }): string =>
   gzip || itemCount > limits.gzip
     ? `The store holds about ${itemCount} orders, more than one response can carry (${limits.gzip} with gzip): wait for the paginated /v2 list.`
@@ -97,7 +97,7 @@ export const gatewayResponseCodes = {
   // A customized DEFAULT_5XX also sets the status of every 5xx type not set on its own: these
   // keep theirs. A throttled function: Lambda's docs say API Gateway answers 500 when Lambda
   // rejects the invocation, without naming the gateway response type, so a client may get this
-  // 503 or DEFAULT_5XX's 500; both are Error records (README, error table; docs/decisions.md).
+  // 503 or DEFAULT_5XX's 500; both are Error records (docs/api.md#operations-and-errors; docs/decisions.md).
   INTEGRATION_FAILURE: 'service_unavailable',
   INTEGRATION_TIMEOUT: 'gateway_timeout',
   DEFAULT_4XX: 'bad_request',

@@ -1,5 +1,5 @@
 /**
- * Leases of running lists, so that one key cannot hold every list slot (README, Reliability).
+ * Leases of running lists, so that one key cannot hold every list slot (docs/operating.md#reliability).
  * A running list holds one item, `<keyId>#<slot>`, in the list-leases table: written with a
  * condition (the slot is free, or its lease has expired) and deleted when the list ends, however
  * it ends. A list whose function is stopped before it can delete (its timeout, a crash) leaves a

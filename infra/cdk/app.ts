@@ -15,7 +15,7 @@ import { StoreOrdersStack } from './store-orders-stack.ts';
  * engineer's profile), never those of the machine that synthesized the assembly. The CDK CLI
  * always sets CDK_DEFAULT_REGION, falling back to us-east-1, so taking the region from it would
  * pin a credential-less synth (the pipeline's) to us-east-1. `npm run preflight` shows and checks
- * the target before a deploy (README, "Where a deploy lands").
+ * the target before a deploy (docs/deploying.md#where-a-deploy-lands).
  *
  * `controlTower: false` leaves out the Control Tower check (cfn-guard takes ~9 s a synth): the infra
  * tests that do not examine it use that; `cdk synth` and test/infra/control-tower.test.ts run it.
@@ -29,7 +29,7 @@ export const createApp = (
   const app = new App(props);
   // `cdk deploy -c ignoreDeploymentAlarms=true`: an emergency fix may ship while a guard alarm fires.
   const ignoreDeploymentAlarms = String(app.node.tryGetContext('ignoreDeploymentAlarms')) === 'true';
-  // `cdk deploy -c skipPreTrafficHook=true`: the one deploy before a stage has its canary key (README, "What stops a release").
+  // `cdk deploy -c skipPreTrafficHook=true`: the one deploy before a stage has its canary key (docs/deploying.md#what-stops-a-release).
   const skipPreTrafficHook = String(app.node.tryGetContext('skipPreTrafficHook')) === 'true';
   const account = new StoreOrdersAccountStack(app, accountStackName, {
     env,

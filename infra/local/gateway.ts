@@ -63,7 +63,7 @@ export type GatewayOptions = {
 };
 
 /**
- * What one client may hold of the local gateway (README, Reliability; docs/decisions.md, "Issue 20").
+ * What one client may hold of the local gateway (docs/operating.md#reliability; docs/decisions.md, "Issue 20").
  * API Gateway documents none of these for REST APIs; its documented bounds (10240 bytes of request
  * line and headers, 10 MB of body, 29 s of integration) set their scale: a request must be whole
  * within the 30 s a cancel could take at most, its head within 10 s.
@@ -86,7 +86,7 @@ export const clientBounds: ClientBounds = {
   maxConnections: 256,
 };
 
-/** How long `npm start` lets requests in flight finish once told to stop (README, Reliability). */
+/** How long `npm start` lets requests in flight finish once told to stop (docs/operating.md#reliability). */
 export const drainMs = 5_000;
 
 export type Gateway = {

@@ -1,7 +1,7 @@
 /**
  * `npm start`: the whole service on this machine. DynamoDB Local (or DYNAMODB_ENDPOINT),
  * tables, demo orders or SEED_FILE, a local API key, and the local gateway in front of the
- * real handlers. The environment contract is documented in README.md ("Local run").
+ * real handlers. The environment contract is documented in docs/developing.md#configuration.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
@@ -51,7 +51,7 @@ export const localEnvSchema = z.object({
   // bad value stops the start before anything runs, not when the function is loaded.
   SCAN_SEGMENTS: z._default(functionEnvSchema.shape.SCAN_SEGMENTS.def.innerType, localStage.scanSegments),
   SCAN_PAGE_SIZE: functionEnvSchema.shape.SCAN_PAGE_SIZE,
-  // How long a list may wait for a client that takes nothing before it is cut (README, Reliability).
+  // How long a list may wait for a client that takes nothing before it is cut (docs/operating.md#reliability).
   LIST_STALL_SECONDS: z._default(functionEnvSchema.shape.LIST_STALL_SECONDS, localStage.listStallSeconds),
 });
 

@@ -92,7 +92,7 @@ export const orderWireSchema = orderSchema
     id: 'Order',
     description:
       'An order of the store. `id` and `petId` are int64: values above 2^53 − 1 occur, so parse them without rounding ' +
-      '(see the README, "API contract (OpenAPI) and clients"). Clients should ignore fields they do not know.',
+      "(see docs/api.md#a-typescript-client in the service's repository). Clients should ignore fields they do not know.",
   });
 
 export const errorWireSchema = errorRecordSchema
@@ -404,7 +404,7 @@ export const openApiFiles = { document: 'docs/openapi.json', clientTypes: 'test/
 
 /**
  * TypeScript types of the document for `openapi-fetch` (openapi-typescript). An int64 is
- * typed `number | bigint`: a client that parses big integers exactly (see the README) gets
+ * typed `number | bigint`: a client that parses big integers exactly (docs/api.md#a-typescript-client) gets
  * bigints above 2^53 − 1, and a path parameter accepts either.
  */
 export const generateClientTypes = async (document: OpenApiDocument = buildOpenApiDocument()): Promise<string> => {

@@ -237,7 +237,7 @@ export const runPreflight = async (
         message: `${errorName(error)}: ${(error as Error).message}`,
         ...(denied
           ? {
-              fix: 'give these credentials the preflight’s read-only permissions (docs/pipeline/deploy-role-permissions-policy.json; README, "What the account needs")',
+              fix: 'give these credentials the preflight’s read-only permissions (docs/pipeline/deploy-role-permissions-policy.json; docs/deploying.md#what-the-account-needs-npm-run-preflight)',
             }
           : {}),
       };

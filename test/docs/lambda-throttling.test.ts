@@ -4,7 +4,7 @@
  * invocation request, API Gateway returns a 500 error code"; which gateway response type that 500
  * is (and so whether it can be customized to 503) is not documented. The service may only promise
  * what is certain: a 5xx carrying the shared Error record, whichever of the two it is. No AWS
- * account here can produce a throttle, so this checks the promise where clients read it (README's
+ * account here can produce a throttle, so this checks the promise where clients read it (docs/api.md's
  * error table) and the gateway responses that can carry it.
  */
 import { readFileSync } from 'node:fs';
@@ -13,9 +13,9 @@ import { describe, expect, it } from 'vitest';
 import { errorCodes, errorRecord, gatewayResponseCodes } from '../../shared/errors.ts';
 import { repoRoot } from '../lib/cdk.ts';
 
-const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-/** The README's error table: status, code, when. */
-const errorRows = readme
+const apiDoc = readFileSync(join(repoRoot, 'docs/api.md'), 'utf8');
+/** The API doc's error table: status, code, when. */
+const errorRows = apiDoc
   .split('\n')
   .filter((line) => /^\| \d{3} \| `[a-z_]+` \|/.test(line))
   .map((line) => {

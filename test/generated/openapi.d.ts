@@ -48,7 +48,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description An order of the store. `id` and `petId` are int64: values above 2^53 − 1 occur, so parse them without rounding (see the README, "API contract (OpenAPI) and clients"). Clients should ignore fields they do not know. */
+        /** @description An order of the store. `id` and `petId` are int64: values above 2^53 − 1 occur, so parse them without rounding (see docs/api.md#a-typescript-client in the service's repository). Clients should ignore fields they do not know. */
         Order: {
             /**
              * Format: int64

@@ -18,7 +18,7 @@ import { order, request, startTestApi } from '../lib/local-api.ts';
 // slower here, so the test puts the tables back itself, as a data folder would have kept them.)
 //
 // Elapsed times are checked only as generous "not hung" bounds: a call's deadline is 5 s
-// (README, Reliability); without deadlines a request waits for the function's timeout (10 s)
+// (docs/operating.md#reliability); without deadlines a request waits for the function's timeout (10 s)
 // or, for the list (15 min), as long as the database hangs.
 const notHungMs = 9_000;
 

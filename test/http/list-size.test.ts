@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { order, request, startTestApi } from '../lib/local-api.ts';
 
-// A store past what one answer can carry (README, "Limits of the deployed list") is refused before the first
+// A store past what one answer can carry (docs/api.md#limits-of-the-deployed-list) is refused before the first
 // byte, not cut off mid-stream. The limits are lowered here; deployed, they are about 1.4
 // million orders uncompressed and 5.6 million with gzip (infra/function-settings.ts).
 describe('a store larger than one list answer can carry', () => {

@@ -23,7 +23,7 @@ const twoTo53 = '9007199254740992';
 const twoTo53Plus1 = '9007199254740993';
 
 /**
- * The typed client of the README, end to end against the local service: types generated
+ * The typed client of docs/api.md#a-typescript-client, end to end against the local service: types generated
  * from docs/openapi.json (test/generated/openapi.d.ts), calls made with openapi-fetch, and
  * every response also checked against the document.
  */

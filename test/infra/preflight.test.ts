@@ -249,7 +249,7 @@ describe('npm run preflight', () => {
 
 /**
  * Every AWS call the preflight makes (recorded from a passing run, not listed by hand), as IAM
- * would see it from the pipeline's deploy identity: the README says the pipeline runs the
+ * would see it from the pipeline's deploy identity: docs/deploying.md says the pipeline runs the
  * preflight with that identity's own credentials, so its policy must allow each call.
  */
 describe("the pipeline's deploy identity may make every call the preflight makes", () => {
@@ -279,7 +279,7 @@ describe("the pipeline's deploy identity may make every call the preflight makes
     }),
   };
 
-  it('allows each of them, in the stage account, by the policy the README gives (docs/pipeline)', async () => {
+  it('allows each of them, in the stage account, by the policy docs/deploying.md gives (docs/pipeline)', async () => {
     await runPreflight(stages[stage], clients, { region: pipelineRegion, qualifier: 'hnb659fds' });
     const commands = [sts, ssm, cloudFormation, lambda, apiGateway, sns].flatMap((mock) =>
       mock.calls().map((call) => call.args[0] as unknown as { constructor: { name: string }; input: Record<string, string> }),

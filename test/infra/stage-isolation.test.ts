@@ -1,7 +1,7 @@
 /**
  * Stage isolation, evaluated by an IAM policy simulator (@cloud-copilot/iam-simulate) over the
- * README's pipeline setup as it is written: the policies in docs/pipeline/, filled in by the
- * README's own `fill` function, and the roles of CDK's bootstrap template as the README's
+ * the pipeline setup of docs/deploying.md as it is written: the policies in docs/pipeline/, filled in by the
+ * guide's own `fill` function, and the roles of CDK's bootstrap template as the guide's
  * `cdk bootstrap` command creates them in each stage's own account.
  */
 import { readFileSync } from 'node:fs';
@@ -12,10 +12,10 @@ import { bootstrapRoles, type PolicyDocument } from '../lib/bootstrap.ts';
 import { accounts, permissionsPolicy, pipelineRole, region, repository, type Stage, trustPolicy } from '../lib/pipeline-policies.ts';
 import { repoRoot, synthApp } from '../lib/cdk.ts';
 
-const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+const readme = readFileSync(join(repoRoot, 'docs/deploying.md'), 'utf8');
 const other = (stage: Stage): Stage => (stage === 'staging' ? 'production' : 'staging');
 
-/** The roles `npx cdk bootstrap aws://<account>/<region>` (the README's command: no --trust, no --qualifier) creates. */
+/** The roles `npx cdk bootstrap aws://<account>/<region>` (the deploy guide's command: no --trust, no --qualifier) creates. */
 const bootstrapped = (stage: Stage) => bootstrapRoles(accounts[stage], region);
 const cdkRoles = ['deploy', 'filePublishing', 'lookup'] as const;
 
@@ -152,7 +152,7 @@ describe("the pipeline identity's trust: only this repository's job in that stag
   });
 });
 
-describe("the README's setup matches what the stacks ask for", () => {
+describe("the deploy guide's setup matches what the stacks ask for", () => {
   const { app } = synthApp();
   const assembly = app.synth();
 

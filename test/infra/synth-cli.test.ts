@@ -79,7 +79,7 @@ const synthesize = async (env: NodeJS.ProcessEnv, outdir: string, only?: string)
 const stackNames = [accountStackName, ...Object.values(stages).map((config) => config.stackName)].sort();
 
 /**
- * What the README promises ("Deploy", "Where a deploy lands"): every stack is environment-agnostic,
+ * What docs/deploying.md#where-a-deploy-lands promises: every stack is environment-agnostic,
  * so the account and region are those of the credentials and region the deploy runs with, whatever
  * the machine that synthesized the assembly had configured. Nothing region-specific is in a template.
  */

@@ -9,7 +9,7 @@ import { runJsonCli } from '../lib/json-cli.ts';
 const repoRoot = resolve(import.meta.dirname, '../..');
 // The CLI rather than spectral-core from code: spectral-core's own loader (ruleset-bundler's
 // with-loader) cannot bundle the CommonJS OWASP ruleset without plugins only the CLI sets up,
-// and the CLI is what a developer runs (README).
+// and the CLI is what a developer runs (docs/api.md#api-contract-openapi-and-clients).
 const spectralCli = resolve(repoRoot, 'node_modules/@stoplight/spectral-cli/dist/index.js');
 
 type Finding = { code: string; severity: number; path: string[]; message: string };

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -10,6 +10,13 @@ const packageJson = JSON.parse(read('package.json')) as {
   devDependencies: Record<string, string>;
 };
 const major = (range: string) => Number(/(\d+)/.exec(range)?.[1]);
+/** The README and every page of docs/: commands in any of them are pasted by someone. */
+const docs = [
+  'README.md',
+  ...readdirSync(resolve(repoRoot, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 describe('the Node requirement', () => {
   it('is stated once: engines admits Node 20 (npm only), while .nvmrc and the pinned node package name the Node 24 the project runs on', () => {
@@ -23,8 +30,7 @@ describe('the Node requirement', () => {
   it('runs every TypeScript entry point through the pinned Node, never a bare node from the PATH', () => {
     expect(JSON.parse(read('cdk.json')).app).toBe('npx node infra/cdk/app.ts');
     // npm scripts put node_modules/.bin (the pinned node) first on the PATH; a README command outside them must not say `node x.ts`.
-    for (const doc of ['README.md', 'docs/decisions.md', 'docs/runbook.md'])
-      expect(read(doc).match(/(?<!npx )\bnode [\w./-]+\.ts\b/g) ?? [], doc).toEqual([]);
+    for (const doc of docs) expect(read(doc).match(/(?<!npx )\bnode [\w./-]+\.ts\b/g) ?? [], doc).toEqual([]);
   });
 });
 
@@ -35,15 +41,24 @@ describe('the licence', () => {
   });
 });
 
-describe('the README', () => {
-  const readme = read('README.md');
-
-  it('has no placeholder in a shell block that would break a pasted command (`<…>` is a redirection to the shell)', () => {
-    const shellLines = [...readme.matchAll(/^```(?:sh|bash)\n([\s\S]*?)^```/gm)].flatMap((block) => block[1]!.split('\n'));
+describe('the README and docs/', () => {
+  it('have no placeholder in a shell block that would break a pasted command (`<…>` is a redirection to the shell)', () => {
+    const shellLines = docs.flatMap((doc) =>
+      [...read(doc).matchAll(/^ *```(?:sh|bash)\n([\s\S]*?)^ *```/gm)].flatMap((block) => block[1]!.split('\n')),
+    );
     expect(shellLines.length).toBeGreaterThan(20);
     // What the shell reads: the line without its comment and without quoted strings.
     const code = (line: string) => line.replace(/'[^']*'|"(?:[^"\\]|\\.)*"/g, '""').replace(/(^|\s)#.*$/, '');
     expect(shellLines.filter((line) => /[<>]/.test(code(line)))).toEqual([]);
+  });
+});
+
+describe('the README', () => {
+  const readme = read('README.md');
+
+  it('is an entry page of a few hundred lines at most, its test command exactly `npm test` (CI runs it)', () => {
+    expect(readme.split('\n').length).toBeLessThan(300);
+    expect(readme).toMatch(/^npm test\s+#/m);
   });
 
   it('has a table of contents that links every section, in the order a reader needs them', () => {
@@ -58,15 +73,12 @@ describe('the README', () => {
             .replace(/ /g, '-')})`,
       ),
     );
+    // An entry page: what it is and how to start, then how it works and where things are, then where to read on.
     for (const [before, after] of [
-      ['Quick start', 'API'],
-      ['API', 'Local development'],
-      ['Local development', 'Test'],
-      ['Test', 'Deploy'],
-      ['Deploy', 'Operate'],
-      ['Operate', 'Reliability'],
-      ['Reliability', 'Performance'],
-      ['Performance', 'Troubleshooting'],
+      ['Quick start', 'How a request flows'],
+      ['How a request flows', 'Layout'],
+      ['Layout', 'Commands'],
+      ['Commands', 'Documentation'],
     ]) {
       expect(sections.indexOf(before!), `${before} before ${after}`).toBeLessThan(sections.indexOf(after!));
     }

@@ -1,0 +1,227 @@
+/**
+ * The docs' tables that restate configuration say what the code says: the stage settings
+ * (docs/deploying.md) and the limit tiers (docs/api.md) against infra/stage-config.ts; the alarms
+ * and the access-log fields (docs/operating.md) against the synthesized templates, i.e. what
+ * deploys. The tables stay written for people; these tests read them back and compare.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { localStage, type StageConfig, stages, unlimitedTier } from '../../infra/stage-config.ts';
+import { repoRoot, stageNames, synthApp } from '../lib/cdk.ts';
+
+const page = (name: string) => readFileSync(join(repoRoot, 'docs', name), 'utf8');
+
+/** The Markdown table whose header row starts with `firstHeader`: its body rows, cells trimmed (indented tables too). */
+export const tableRows = (markdown: string, firstHeader: string): string[][] => {
+  const lines = markdown.split('\n').map((line) => line.trim());
+  const start = lines.findIndex((line) => new RegExp(`^\\|\\s*${firstHeader}\\s*\\|`).test(line));
+  if (start === -1) throw new Error(`no table starting with "${firstHeader}"`);
+  const rows: string[][] = [];
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith('|')) break;
+    rows.push(
+      line
+        .slice(1, -1)
+        .split('|')
+        .map((cell) => cell.trim()),
+    );
+  }
+  return rows;
+};
+
+/** `1 000 000` or `1,000,000` → 1000000. */
+const count = (text: string) => Number(text.replace(/[\s,]/g, ''));
+const yesNo = (value: boolean) => (value ? 'yes' : 'no');
+const shift = (strategy: StageConfig['deployment']) => {
+  if (strategy === 'LambdaAllAtOnce') return 'all at once';
+  const canary = /^LambdaCanary10Percent(\d+)Minutes$/.exec(strategy);
+  if (canary) return `10 % for ${canary[1]} minutes, then the rest`;
+  const linear = /^LambdaLinear10PercentEvery(\d+)Minutes?$/.exec(strategy);
+  if (linear) return `10 % more every ${linear[1]} minute${linear[1] === '1' ? '' : 's'}`;
+  throw new Error(`no wording for ${strategy}`);
+};
+
+/** Each row of the stage table: what its cell must say for a stage, and which settings it shows. */
+const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: (keyof StageConfig)[] }> = {
+  'stage throttling (requests/s, burst)': {
+    cell: (c) => `${c.throttling.rateLimit}, ${c.throttling.burstLimit}`,
+    shows: ['throttling'],
+  },
+  'list throttling (requests/s, burst); list reserved concurrency': {
+    cell: (c) => `${c.listThrottling.rateLimit}, ${c.listThrottling.burstLimit}; ${c.listReservedConcurrency}`,
+    shows: ['listThrottling', 'listReservedConcurrency'],
+  },
+  'how a deploy shifts traffic (CodeDeploy)': { cell: (c) => shift(c.deployment), shows: ['deployment'] },
+  'authorizer cache TTL (a revoked key works up to this long)': {
+    cell: (c) => `${c.authorizerCacheTtlSeconds} s`,
+    shows: ['authorizerCacheTtlSeconds'],
+  },
+  'list Scan segments (`SCAN_SEGMENTS`)': { cell: (c) => String(c.scanSegments), shows: ['scanSegments'] },
+  'function log level (`POWERTOOLS_LOG_LEVEL`)': { cell: (c) => c.logLevel, shows: ['logLevel'] },
+  'log retention; log groups on stack deletion': {
+    cell: (c) => `${c.logRetentionDays} days; ${c.logRemovalPolicy === 'retain' ? 'kept' : 'deleted'}`,
+    shows: ['logRetentionDays', 'logRemovalPolicy'],
+  },
+  'console "Test" button may invoke the functions': { cell: (c) => yesNo(c.consoleTestInvoke), shows: ['consoleTestInvoke'] },
+  'tables on stack deletion; deletion protection': {
+    cell: (c) =>
+      `${c.data.removalPolicy === 'retain' ? 'kept' : 'kept (removed only if their first deploy fails)'}; ${c.data.deletionProtection ? 'on' : 'off'}`,
+    shows: ['data'],
+  },
+  'alarm thresholds: 5xx %, cancel p99 ms, list first byte p99 ms, function or authorizer failures, refused keys (per 5 min)': {
+    cell: ({ alarms: a }) =>
+      [a.serverErrorRatePercent, a.cancelP99LatencyMs, a.listFirstByteP99Ms, a.functionErrors, a.authFailures].join(', '),
+    shows: ['alarms'],
+  },
+  '401-share alarm: % refused, judged in minutes with at least this many requests': {
+    cell: ({ alarms: a }) => `${a.refusedShare.percent}, ${a.refusedShare.minRequests}`,
+    shows: ['alarms'],
+  },
+  'a list whose client takes nothing is cut after (`LIST_STALL_SECONDS`)': {
+    cell: (c) => `${c.listStallSeconds} s`,
+    shows: ['listStallSeconds'],
+  },
+  'API keys start with': { cell: (c) => `\`${c.keyPrefix}\``, shows: ['keyPrefix'] },
+  "every request needs its key's usage identifier (the tiers' limits apply)": {
+    cell: (c) => yesNo(c.requireUsageKey),
+    shows: ['requireUsageKey'],
+  },
+  'alarm e-mail, custom domain': {
+    // "none", possibly followed by how to set them; a stage that sets either must name it.
+    cell: (c) =>
+      c.alarms.email === undefined && c.customDomain === undefined ? 'none' : [c.alarms.email, c.customDomain?.domainName].join(', '),
+    shows: ['alarms', 'customDomain'],
+  },
+};
+/** Settings the stage table leaves to other places: names (stated in the prose beside it) and the tiers (their own table). */
+const shownElsewhere: (keyof StageConfig)[] = ['stage', 'stackName', 'ordersTableName', 'apiKeysTableName', 'tiers', 'defaultTier'];
+
+describe('the stage table (docs/deploying.md)', () => {
+  const rows = tableRows(page('deploying.md'), 'setting');
+
+  it('has one row per group of settings, in the stages the config defines', () => {
+    expect(rows.map(([setting]) => setting)).toEqual(Object.keys(stageRows));
+    expect(stageNames).toEqual(['staging', 'production']);
+  });
+
+  it.each(Object.keys(stageRows))('says what infra/stage-config.ts says: %s', (setting) => {
+    const [, staging, production] = rows.find(([name]) => name === setting)!;
+    const expected = stageRows[setting]!.cell;
+    // The last row may add a hint after "none"; every other cell is exactly the config's value.
+    const matches = (cell: string, config: StageConfig) =>
+      setting === 'alarm e-mail, custom domain' ? cell.startsWith(expected(config)) : cell === expected(config);
+    expect({ staging: matches(staging!, stages.staging), production: matches(production!, stages.production) }, setting).toEqual({
+      staging: true,
+      production: true,
+    });
+  });
+
+  it('shows every setting of the stage config, or it is named as shown elsewhere', () => {
+    const shown = new Set([...Object.values(stageRows).flatMap((row) => row.shows), ...shownElsewhere]);
+    const settings = new Set(stageNames.flatMap((stage) => Object.keys(stages[stage]) as (keyof StageConfig)[]));
+    expect([...settings].filter((setting) => !shown.has(setting))).toEqual([]);
+  });
+});
+
+describe('the tier table (docs/api.md)', () => {
+  const rows = tableRows(page('api.md'), 'tier');
+
+  it('lists every tier of every stage with its limits, as infra/stage-config.ts defines them', () => {
+    const expected = stageNames.flatMap((stage) =>
+      Object.entries(stages[stage].tiers).map(([name, tier]) => ({
+        tier: name,
+        default: name === stages[stage].defaultTier,
+        stage,
+        rate: `${tier.throttling.rateLimit}, ${tier.throttling.burstLimit}`,
+        list: `${tier.listThrottling.rateLimit}, ${tier.listThrottling.burstLimit}`,
+        perDay: tier.dailyQuota,
+        listsAtOnce: String(tier.concurrentLists),
+      })),
+    );
+    const documented = rows
+      .filter(([, stage]) => stage !== 'local only')
+      .map(([tier, stage, rate, list, perDay, listsAtOnce]) => ({
+        tier: /^`(\w+)`/.exec(tier!)![1],
+        default: tier!.includes('(default)'),
+        stage,
+        rate,
+        list,
+        perDay: count(perDay!),
+        listsAtOnce,
+      }));
+    expect(documented).toEqual(expected);
+  });
+
+  it('lists the local-only developer tier as unlimited', () => {
+    expect(Object.keys(localStage.tiers)).toContain(unlimitedTier);
+    expect(rows.filter(([, stage]) => stage === 'local only')).toEqual([[`\`${unlimitedTier}\``, 'local only', '—', '—', '—', '—']]);
+  });
+});
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+
+const { template } = synthApp();
+
+describe.each(stageNames)('docs/operating.md against the %s template', (stage) => {
+  const resources = template(stage).toJSON().Resources as Resources;
+  const ofType = (type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
+  const markdown = page('operating.md');
+
+  it('lists every alarm the stack makes, no other, and which of them guard deploys', () => {
+    const prefix = `StoreOrders-${stage}-`;
+    // Alarm id (the name without the stage prefix) by logical id: the deployment groups name alarms by logical id.
+    const alarmIds = new Map(
+      ofType('AWS::CloudWatch::Alarm').map(([logicalId, alarm]) => [logicalId, String(alarm.Properties.AlarmName).slice(prefix.length)]),
+    );
+    const templateIds = [...alarmIds.values()].sort();
+    const guardIds = new Set(
+      ofType('AWS::CodeDeploy::DeploymentGroup').flatMap(([, group]) =>
+        (group.Properties.AlarmConfiguration as { Alarms: { Name: { Ref: string } }[] }).Alarms.map((alarm) =>
+          alarmIds.get(alarm.Name.Ref),
+        ),
+      ),
+    );
+    const documented = tableRows(markdown, 'alarm').flatMap(([names, , guards]) =>
+      [...names!.matchAll(/`(\w+)(…)?`/g)].flatMap(([, name, ellipsis]) => {
+        // `ApiKeysTable…`: every alarm whose id starts so.
+        const ids = ellipsis === undefined ? [name!] : templateIds.filter((id) => id.startsWith(name!));
+        return ids.map((id) => ({ id, guards }));
+      }),
+    );
+    expect(documented.map(({ id }) => id).sort()).toEqual(templateIds);
+    expect(documented.filter(({ id, guards }) => (guards === 'yes') !== guardIds.has(id))).toEqual([]);
+    expect(guardIds.size).toBeGreaterThan(0);
+  });
+
+  it('names the access log fields the stage logs, in its order', () => {
+    const [[, stageResource]] = ofType('AWS::ApiGateway::Stage') as [[string, Resources[string]]];
+    const format = String((stageResource.Properties.AccessLogSetting as { Format: string }).Format);
+    const logged = [...format.matchAll(/"(\w+)":/g)].map(([, name]) => name);
+    const bullet = /^ *- the API access log: one JSON line per request with ([\s\S]*?)\.\n/m.exec(markdown)?.[1] ?? '';
+    const documented = [...bullet.matchAll(/`(\w+)`/g)].map(([, name]) => name);
+    expect(documented).toEqual(logged);
+    expect(logged.length).toBeGreaterThan(10);
+  });
+});
+
+describe('the table reader', () => {
+  it('reads the body rows of the table a header names, indented or not, and stops where the table ends', () => {
+    const markdown = [
+      'text',
+      '  | a | b |',
+      '  |---|---|',
+      '  | 1 | `x` |',
+      '  | 2 | y z |',
+      '',
+      '| a | c |',
+      '|---|---|',
+      '| 3 | 4 |',
+    ].join('\n');
+    expect(tableRows(markdown, 'a')).toEqual([
+      ['1', '`x`'],
+      ['2', 'y z'],
+    ]);
+    expect(() => tableRows(markdown, 'missing')).toThrow('no table starting with "missing"');
+  });
+});
