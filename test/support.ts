@@ -10,7 +10,7 @@ import { apiKeysTableKey, ensureTable, listLeasesTableKey, ordersTableKey } from
 import { localStage } from '../infra/stage-config.ts';
 import { createApiKey } from '../shared/api-keys.ts';
 import { createDocumentClient, type TableRef } from '../shared/dynamo.ts';
-import type { OpenApiDocument } from '../shared/openapi.ts';
+import type { OpenApiDocument } from '../shared/openapi-document.ts';
 import { basePath } from '../shared/routes.ts';
 import { inInt64Range, integerPattern, type Order } from '../shared/schemas.ts';
 

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '../../shared/openapi.ts';
+import { buildOpenApiDocument } from '../../shared/openapi-document.ts';
 import { order, parseJsonExact, parseJsonWithSources, request, startTestApi } from '../support.ts';
 
 type Answer = { status: number; headers?: Record<string, string>; body?: string };

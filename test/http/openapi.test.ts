@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, openApiFiles, servedOpenApiJson } from '../../shared/openapi.ts';
+import { openApiFiles } from '../../shared/openapi-cli.ts';
+import { buildOpenApiDocument, servedOpenApiJson } from '../../shared/openapi-document.ts';
 import { dynamoDbEndpoint, request, startTestApi } from '../support.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
