@@ -9,8 +9,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { metricNames, metricsNamespace } from '../shared/observability.ts';
-import { basePath, type Route } from '../shared/routes.ts';
-import { functionSettings } from './function-settings.ts';
+import { basePath, type Route, type routes } from '../shared/routes.ts';
+import { operations } from './operations.ts';
 import { type StageConfig, serviceName } from './stage-config.ts';
 import type { StoreFunction } from './store-function.ts';
 
@@ -19,7 +19,7 @@ export interface StoreOrdersMonitoringProps {
   readonly api: apigw.RestApi;
   readonly accessLogs: logs.ILogGroup;
   /** The route functions, each under the name its alarms and graphs use (e.g. ListOrders). */
-  readonly routeFunctions: readonly { readonly name: string; readonly route: Route; readonly fn: StoreFunction }[];
+  readonly routeFunctions: readonly { readonly name: string; readonly route: (typeof routes)[number]; readonly fn: StoreFunction }[];
   readonly authorizer: StoreFunction;
   /** The stage's Synthetics canary (infra/release-checks.ts), by name. */
   readonly canaryName: string;
@@ -31,8 +31,8 @@ const period = Duration.minutes(5);
 /** The latency guards' period: short enough to go off inside a canary's bake with several datapoints. */
 const latencyPeriod = Duration.minutes(1);
 
-/** The list function may run this close to its timeout before on-call hears of it. */
-const listNearTimeoutShare = 0.8;
+/** A long-running function (the list) may run this close to its timeout before on-call hears of it. */
+const nearTimeoutShare = 0.8;
 
 /** A sum of metrics in which an operand without datapoints counts as 0, not as "no sum". */
 const filledSum = (label: string, metrics: Record<string, cloudwatch.IMetric>) =>
@@ -158,6 +158,11 @@ export class StoreOrdersMonitoring extends Construct {
     return created;
   }
 
+  /** The route functions whose entry in infra/operations.ts asks for a near-timeout alarm. */
+  private longRunning() {
+    return this.props.routeFunctions.filter(({ route }) => operations[route.operation].alarms.nearTimeout !== undefined);
+  }
+
   private routeFunction(operation: string) {
     const found = this.props.routeFunctions.find(({ route }) => route.operation === operation);
     if (found === undefined) throw new Error(`no function for ${operation}`);
@@ -223,16 +228,19 @@ export class StoreOrdersMonitoring extends Construct {
         { guardsDeploys: true },
       );
     }
-    const listTimeoutMs = functionSettings.listOrders.timeoutSeconds * 1000;
-    this.alarm(
-      'ListOrdersNearTimeout',
-      `A list ran for ${listNearTimeoutShare * 100}% or more of its ${listTimeoutMs / 60_000}-minute timeout.`,
-      {
-        metric: this.routeFunction('listOrders').fn.function.metricDuration({ statistic: 'Maximum', period }),
-        threshold: listTimeoutMs * listNearTimeoutShare,
-        evaluationPeriods: 1,
-      },
-    );
+    // A long-running operation (its entry in infra/operations.ts) also alarms before it reaches its timeout.
+    for (const { name, route, fn } of this.longRunning()) {
+      const timeoutMs = operations[route.operation].function.timeoutSeconds * 1000;
+      this.alarm(
+        `${name}NearTimeout`,
+        `${operations[route.operation].alarms.nearTimeout!.invocation} ran for ${nearTimeoutShare * 100}% or more of its ${timeoutMs / 60_000}-minute timeout.`,
+        {
+          metric: fn.function.metricDuration({ statistic: 'Maximum', period }),
+          threshold: timeoutMs * nearTimeoutShare,
+          evaluationPeriods: 1,
+        },
+      );
+    }
     for (const { name, fn } of [...routeFunctions, { name: 'Authorizer', fn: authorizer }]) {
       this.alarm(`${name}Throttles`, `Lambda throttled the ${name} function.`, {
         metric: fn.function.metricThrottles({ statistic: 'Sum', period }),
@@ -456,7 +464,7 @@ export class StoreOrdersMonitoring extends Construct {
         this.serviceMetric(metricNames.listFirstByte, 'p50').with({ label: 'first byte p50' }),
         this.serviceMetric(metricNames.listFirstByte, 'p99').with({ label: 'first byte p99' }),
         this.serviceMetric(metricNames.listDuration, 'p99').with({ label: 'whole list p99' }),
-        this.routeFunction('listOrders').fn.function.metricDuration({ statistic: 'Maximum', period, label: 'function duration max' }),
+        ...this.longRunning().map(({ fn }) => fn.function.metricDuration({ statistic: 'Maximum', period, label: 'function duration max' })),
       ]),
       graph('Keys', [
         this.serviceMetric(metricNames.authFailures, 'Sum').with({ label: 'refused keys' }),
