@@ -40,8 +40,14 @@ export type OperationFacts = {
    * Alarms of this operation beyond every function's Errors and Throttles (infra/store-orders-monitoring.ts).
    * `nearTimeout`: `<Name>NearTimeout`, one invocation ran for 80 % of its timeout (a long-running
    * operation); `invocation` is how the alarm's description names one.
+   * `latencyP99`: `<name>LatencyP99`, the method's p99 latency (API Gateway's: what the client of a
+   * buffered route waits for) at or above the stage's `alarms[threshold]` in three of five minutes;
+   * it guards deploys, and the dashboard graphs it as `<name> latency (ms)`.
    */
-  readonly alarms: { readonly nearTimeout?: { readonly invocation: string } };
+  readonly alarms: {
+    readonly nearTimeout?: { readonly invocation: string };
+    readonly latencyP99?: { readonly name: string; readonly threshold: 'cancelP99LatencyMs' };
+  };
   /** What its handler answers, as the OpenAPI document states it (shared/openapi-document.ts). */
   readonly contract: OperationContract;
 };
@@ -146,7 +152,7 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
     tableAccess: { orders: ['dynamodb:UpdateItem'] },
     throttling: 'request',
     integrationTimeoutSeconds: 29,
-    alarms: {},
+    alarms: { latencyP99: { name: 'Cancel', threshold: 'cancelP99LatencyMs' } },
     contract: {
       description:
         'Cancels a `pending` order (its status becomes `cancelled`). Cancelling an order that is already cancelled ' +
@@ -181,6 +187,10 @@ export const authorizer: Pick<OperationFacts, 'function' | 'tableAccess'> = {
   // It looks a key's hash up, nothing more.
   tableAccess: { apiKeys: ['dynamodb:GetItem'] },
 };
+
+/** One fact of every operation, by operation (e.g. each one's contract). */
+export const perOperation = <Fact>(fact: (facts: OperationFacts) => Fact): Record<Operation, Fact> =>
+  Object.fromEntries(Object.entries(operations).map(([operation, facts]) => [operation, fact(facts)])) as Record<Operation, Fact>;
 
 /** The entry of an operation the table has, or undefined (test-only routes of the local gateway have none). */
 export const factsOf = (operation: string): OperationFacts | undefined =>

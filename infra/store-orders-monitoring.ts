@@ -163,10 +163,12 @@ export class StoreOrdersMonitoring extends Construct {
     return this.props.routeFunctions.filter(({ route }) => operations[route.operation].alarms.nearTimeout !== undefined);
   }
 
-  private routeFunction(operation: string) {
-    const found = this.props.routeFunctions.find(({ route }) => route.operation === operation);
-    if (found === undefined) throw new Error(`no function for ${operation}`);
-    return found;
+  /** The routes whose entry in infra/operations.ts asks for a latency alarm (buffered routes: the client waits for the whole answer). */
+  private latencyWatched() {
+    return this.props.routeFunctions.flatMap(({ route }) => {
+      const latency = operations[route.operation].alarms.latencyP99;
+      return latency === undefined ? [] : [{ route, latency }];
+    });
   }
 
   /** The API as clients see it: errors over all routes; latency per route, as each route's client waits. */
@@ -193,17 +195,20 @@ export class StoreOrdersMonitoring extends Construct {
     // A cancel's latency is what its client waits for; a streamed list's lasts until its last byte, so the list is judged apart.
     // Three 1-minute periods out of five: slow minutes of cold starts alone do not set it off, and
     // it reaches ALARM within the canary's bake (test/infra/guard-alarms.test.ts does the arithmetic).
-    this.alarm(
-      'CancelLatencyP99',
-      `p99 latency of DELETE at or above ${config.alarms.cancelP99LatencyMs} ms in three of five 1-minute periods.`,
-      {
-        metric: this.apiMetric('Latency', 'p99', this.routeFunction('cancelOrder').route).with({ period: latencyPeriod }),
-        threshold: config.alarms.cancelP99LatencyMs,
-        evaluationPeriods: 5,
-        datapointsToAlarm: 3,
-      },
-      { guardsDeploys: true },
-    );
+    for (const { route, latency } of this.latencyWatched()) {
+      const thresholdMs = config.alarms[latency.threshold];
+      this.alarm(
+        `${latency.name}LatencyP99`,
+        `p99 latency of ${route.method} at or above ${thresholdMs} ms in three of five 1-minute periods.`,
+        {
+          metric: this.apiMetric('Latency', 'p99', route).with({ period: latencyPeriod }),
+          threshold: thresholdMs,
+          evaluationPeriods: 5,
+          datapointsToAlarm: 3,
+        },
+        { guardsDeploys: true },
+      );
+    }
     this.alarm(
       'ListFirstByteP99',
       `p99 time to the list's first byte at or above ${config.alarms.listFirstByteP99Ms} ms in three of five 1-minute periods.`,
@@ -428,7 +433,6 @@ export class StoreOrdersMonitoring extends Construct {
         title,
         functions.map(({ name, fn }) => metric(fn).with({ label: name })),
       );
-    const cancel = this.routeFunction('cancelOrder');
 
     dashboard.addWidgets(
       new cloudwatch.TextWidget({
@@ -444,10 +448,12 @@ export class StoreOrdersMonitoring extends Construct {
         this.apiMetric('4XXError', 'Sum').with({ label: '4xx' }),
         this.apiMetric('5XXError', 'Sum').with({ label: '5xx' }),
       ]),
-      graph('Cancel latency (ms)', [
-        this.apiMetric('Latency', 'p50', cancel.route).with({ label: 'p50' }),
-        this.apiMetric('Latency', 'p99', cancel.route).with({ label: 'p99' }),
-      ]),
+      ...this.latencyWatched().map(({ route, latency }) =>
+        graph(`${latency.name} latency (ms)`, [
+          this.apiMetric('Latency', 'p50', route).with({ label: 'p50' }),
+          this.apiMetric('Latency', 'p99', route).with({ label: 'p99' }),
+        ]),
+      ),
       graph(
         'Orders',
         [
