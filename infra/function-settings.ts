@@ -5,7 +5,7 @@
  * (infra/operations.ts), the authorizer's beside it. No aws-cdk-lib here: the local run imports this module.
  */
 import type { Operation } from '../shared/routes.ts';
-import { authorizer, operations } from './operations.ts';
+import { authorizer, perOperation } from './operations.ts';
 import { type FunctionStage, serviceName } from './stage-config.ts';
 
 export type FunctionName = Operation | 'authorizer';
@@ -27,10 +27,7 @@ export type FunctionSettings = {
 
 export const functionSettings: Readonly<Record<FunctionName, FunctionSettings>> = {
   authorizer: authorizer.function,
-  ...(Object.fromEntries(Object.entries(operations).map(([operation, facts]) => [operation, facts.function])) as Record<
-    Operation,
-    FunctionSettings
-  >),
+  ...perOperation((facts) => facts.function),
 };
 
 /**

@@ -9,11 +9,11 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { authorizationHeaderPattern } from '../shared/api-keys.ts';
 import { listLeaseAttributes } from '../shared/list-leases.ts';
-import { basePath, type Operation, routes } from '../shared/routes.ts';
+import { basePath, routes } from '../shared/routes.ts';
 import { accessLogFormat, addGatewayResponses } from './api-gateway.ts';
 import type { FunctionName } from './function-settings.ts';
 import { addLogsKey, addStageLogGroup } from './log-groups.ts';
-import { authorizer, type LimitClass, operations, type TableAccess } from './operations.ts';
+import { authorizer, type LimitClass, operations, perOperation, type TableAccess } from './operations.ts';
 import {
   type DataRemovalPolicy,
   type DeploymentStrategy,
@@ -46,10 +46,7 @@ export interface StoreOrdersStackProps extends StackProps {
  */
 export const functionTableActions: Readonly<Record<FunctionName, TableAccess>> = {
   authorizer: authorizer.tableAccess,
-  ...(Object.fromEntries(Object.entries(operations).map(([operation, facts]) => [operation, facts.tableAccess])) as Record<
-    Operation,
-    TableAccess
-  >),
+  ...perOperation((facts) => facts.tableAccess),
 };
 
 const dataRemovalPolicies: Record<DataRemovalPolicy, RemovalPolicy> = {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
-import { operations } from '../infra/operations.ts';
+import { perOperation } from '../infra/operations.ts';
 import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from './errors.ts';
 import { type HeaderObject, type OperationContract, errorWireSchema } from './openapi.ts';
 import { apiVersion, deprecationHeaders, type Operation, type Route, routes } from './routes.ts';
@@ -27,9 +27,7 @@ export const documentVersion = z
   .parse(JSON.parse(readFileSync(resolve(repoRoot, 'package.json'), 'utf8'))).version;
 
 /** Each operation's contract, as its entry in infra/operations.ts states it. */
-export const operationContracts: Readonly<Record<Operation, OperationContract>> = Object.fromEntries(
-  Object.entries(operations).map(([operation, facts]) => [operation, facts.contract]),
-) as Record<Operation, OperationContract>;
+export const operationContracts: Readonly<Record<Operation, OperationContract>> = perOperation((facts) => facts.contract);
 
 /**
  * Codes the API gateway answers with on its own for a route (gateway response table). The
