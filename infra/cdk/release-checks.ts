@@ -24,6 +24,7 @@ import * as synthetics from 'aws-cdk-lib/aws-synthetics';
 import { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
+import type { Route } from '../../shared/routes.ts';
 import { addStageLogGroup } from './log-groups.ts';
 import type { StageConfig } from '../stage-config.ts';
 import { functionBundling, functionNodeOptions, repoRoot, type StoreFunction } from './store-function.ts';
@@ -41,11 +42,15 @@ const notInVpc = {
     'Not in a VPC (CT.LAMBDA.PR.3): it calls only AWS APIs (Lambda, DynamoDB, Secrets Manager, CodeDeploy) or the public API, over HTTPS with IAM-signed requests; a VPC would add endpoints or a NAT gateway for no isolation gained.',
 };
 
+/** The hook's variable holding an operation's new version: listOrders → LIST_ORDERS_VERSION_ARN (functions/pre-traffic-hook.ts). */
+export const versionArnVariable = (operation: string): string =>
+  `${operation.replace(/[A-Z]/g, (upper) => `_${upper}`).toUpperCase()}_VERSION_ARN`;
+
 export type PreTrafficHookProps = {
   readonly config: StageConfig;
   readonly authorizer: StoreFunction;
-  readonly listOrders: StoreFunction;
-  readonly cancelOrder: StoreFunction;
+  /** Each operation's function; the hook finds each new version in `<OPERATION>_VERSION_ARN` (e.g. LIST_ORDERS_VERSION_ARN). */
+  readonly routeFunctions: readonly { readonly route: Route; readonly fn: StoreFunction }[];
   readonly ordersTable: dynamodb.ITable;
   /** `arn:…:execute-api:<region>:<account>:<api id>/<stage>`: the authorizer's methodArn begins so. */
   readonly methodArnPrefix: string;
@@ -86,8 +91,9 @@ export class PreTrafficHook extends Construct {
       logGroup,
       environment: {
         AUTHORIZER_VERSION_ARN: props.authorizer.function.currentVersion.functionArn,
-        LIST_ORDERS_VERSION_ARN: props.listOrders.function.currentVersion.functionArn,
-        CANCEL_ORDER_VERSION_ARN: props.cancelOrder.function.currentVersion.functionArn,
+        ...Object.fromEntries(
+          props.routeFunctions.map(({ route, fn }) => [versionArnVariable(route.operation), fn.function.currentVersion.functionArn]),
+        ),
         ORDERS_TABLE: props.ordersTable.tableName,
         CANARY_KEY_SECRET: canaryKeySecretName(config.stage),
         METHOD_ARN_PREFIX: props.methodArnPrefix,
@@ -95,7 +101,7 @@ export class PreTrafficHook extends Construct {
       },
       bundling: functionBundling,
     });
-    for (const fn of [props.authorizer, props.listOrders, props.cancelOrder]) fn.function.currentVersion.grantInvoke(this.role);
+    for (const fn of [props.authorizer, ...props.routeFunctions.map(({ fn }) => fn)]) fn.function.currentVersion.grantInvoke(this.role);
     // GetItem: the cancelled id is first found absent; DescribeTable: the item count the list is judged by.
     props.ordersTable.grant(this.role, 'dynamodb:GetItem', 'dynamodb:DescribeTable');
     this.role.addToPolicy(

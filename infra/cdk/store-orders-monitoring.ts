@@ -4,7 +4,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import type { Route } from '../../shared/routes.ts';
+import type { routes } from '../../shared/routes.ts';
 import { addAlarms, addAlarmTopic } from './monitoring/alarms.ts';
 import { addDashboard, dashboardUrl } from './monitoring/dashboard.ts';
 import { addSavedQueries } from './monitoring/queries.ts';
@@ -16,7 +16,7 @@ export interface StoreOrdersMonitoringProps {
   readonly api: apigw.RestApi;
   readonly accessLogs: logs.ILogGroup;
   /** The route functions, each under the name its alarms and graphs use (e.g. ListOrders). */
-  readonly routeFunctions: readonly { readonly name: string; readonly route: Route; readonly fn: StoreFunction }[];
+  readonly routeFunctions: readonly { readonly name: string; readonly route: (typeof routes)[number]; readonly fn: StoreFunction }[];
   readonly authorizer: StoreFunction;
   /** The stage's Synthetics canary (infra/cdk/release-checks.ts), by name. */
   readonly canaryName: string;

@@ -9,15 +9,17 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
 import { listLeaseAttributes } from '../../shared/list-leases.ts';
-import { basePath, type Operation, type Route, routes } from '../../shared/routes.ts';
+import { basePath, routes } from '../../shared/routes.ts';
 import { accessLogFormat, addGatewayResponses } from './api-gateway.ts';
-import { functionSettings } from '../function-settings.ts';
+import type { FunctionName } from '../function-settings.ts';
 import { addLogsKey, addStageLogGroup } from './log-groups.ts';
+import { authorizer, type LimitClass, operations, perOperation, type TableAccess } from '../operations.ts';
 import {
   type DataRemovalPolicy,
   type DeploymentStrategy,
   type StageConfig,
   serviceName,
+  type Throttling,
   type TierName,
   tierProblems,
   usagePlanName,
@@ -38,41 +40,13 @@ export interface StoreOrdersStackProps extends StackProps {
   readonly skipPreTrafficHook?: boolean;
 }
 
-/** How each route reaches its function, beside what the function itself is (infra/function-settings.ts). */
-type RouteIntegration = {
-  /** How long API Gateway waits for the function (at most 29 s buffered, 15 min streamed). */
-  readonly integrationTimeout: Duration;
-  /** The DynamoDB actions the function needs on the orders table, and no more. */
-  readonly ordersActions: readonly string[];
-  /** The same on the list-leases table (none: no access). */
-  readonly listLeasesActions?: readonly string[];
-};
-
-const routeIntegrations: Record<Operation, RouteIntegration> = {
-  // DescribeTable: the list reads the table's item count to refuse a list too large for one answer.
-  // PutItem/DeleteItem: a lease per running list of a key, taken and given back by conditional writes.
-  listOrders: {
-    integrationTimeout: Duration.minutes(15),
-    ordersActions: ['dynamodb:Scan', 'dynamodb:DescribeTable'],
-    listLeasesActions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'],
-  },
-  cancelOrder: { integrationTimeout: Duration.seconds(29), ordersActions: ['dynamodb:UpdateItem'] },
-};
-
-/** The authorizer looks a key's hash up, nothing more. */
-const authorizerApiKeysActions = ['dynamodb:GetItem'] as const;
-
 /**
  * Every DynamoDB action each function's role allows, per table of its stage: these and nothing
  * else (test/infra/iam.test.ts evaluates the synthesized roles against it with an IAM simulator).
  */
-export const functionTableActions: Record<
-  'authorizer' | Operation,
-  { readonly orders?: readonly string[]; readonly apiKeys?: readonly string[]; readonly listLeases?: readonly string[] }
-> = {
-  authorizer: { apiKeys: authorizerApiKeysActions },
-  listOrders: { orders: routeIntegrations.listOrders.ordersActions, listLeases: routeIntegrations.listOrders.listLeasesActions! },
-  cancelOrder: { orders: routeIntegrations.cancelOrder.ordersActions },
+export const functionTableActions: Readonly<Record<FunctionName, TableAccess>> = {
+  authorizer: authorizer.tableAccess,
+  ...perOperation((facts) => facts.tableAccess),
 };
 
 const dataRemovalPolicies: Record<DataRemovalPolicy, RemovalPolicy> = {
@@ -105,7 +79,12 @@ const invokePermissionAcknowledgement = {
 };
 
 /** A route of the shared route table with the function that serves it and its API method. */
-export type RouteFunction = { readonly name: string; readonly route: Route; readonly fn: StoreFunction; readonly method: apigw.Method };
+export type RouteFunction = {
+  readonly name: string;
+  readonly route: (typeof routes)[number];
+  readonly fn: StoreFunction;
+  readonly method: apigw.Method;
+};
 
 /**
  * One stage of the Store Orders Service: the orders and API-keys tables, the TOKEN authorizer,
@@ -226,26 +205,22 @@ export class StoreOrdersStack extends Stack {
   /** The authorizer looks a key's hash up in the keys table, and may do nothing else. */
   private addAuthorizerFunction(common: FunctionCommons) {
     const fn = new StoreFunction(this, 'AuthorizerFunction', { config: this.config, name: 'authorizer', ...common });
-    this.apiKeysTable.grant(fn.function, ...authorizerApiKeysActions);
+    this.grantTables(fn, authorizer.tableAccess);
     Validations.of(fn.alias).acknowledge(invokePermissionAcknowledgement);
     return fn;
   }
 
   /** The BeforeAllowTraffic hook of every function: the new versions answer as the contract says, or the deploy stops. */
   private addPreTrafficHook(logsKey: kms.IKey, skip: boolean) {
-    const [listOrders, cancelOrder] = ['listOrders', 'cancelOrder'].map(
-      (operation) => this.routeFunctions.find(({ route }) => route.operation === operation)!.fn,
-    ) as [StoreFunction, StoreFunction];
     const hook = new PreTrafficHook(this, 'PreTrafficHook', {
       config: this.config,
       authorizer: this.authorizerFunction,
-      listOrders,
-      cancelOrder,
+      routeFunctions: this.routeFunctions,
       ordersTable: this.ordersTable,
       methodArnPrefix: `arn:${Aws.PARTITION}:execute-api:${Aws.REGION}:${Aws.ACCOUNT_ID}:${this.api.restApiId}/${this.config.stage}`,
       logsKey,
     });
-    if (!skip) for (const fn of [this.authorizerFunction, listOrders, cancelOrder]) hook.guard(fn);
+    if (!skip) for (const fn of [this.authorizerFunction, ...this.routeFunctions.map(({ fn }) => fn)]) hook.guard(fn);
     return hook;
   }
 
@@ -302,15 +277,15 @@ export class StoreOrdersStack extends Stack {
 
   /**
    * Per-method settings: metrics per method (alarms judge each route by what its client waits
-   * for), and each method's throttle, the list's below the stage's (every list is a full-table
-   * Scan). The throttle and the execution logging level are set on every method: a per-method
-   * entry inherits neither from the stage-wide one.
+   * for), and each method's throttle, by its limit class (infra/operations.ts): a list's below the
+   * stage's (every list is a full-table Scan). The throttle and the execution logging level are
+   * set on every method: a per-method entry inherits neither from the stage-wide one.
    */
   private methodOptions(): Record<string, apigw.MethodDeploymentOptions> {
-    const { throttling, listThrottling } = this.config;
+    const stageThrottles: Record<LimitClass, Throttling> = { request: this.config.throttling, list: this.config.listThrottling };
     return Object.fromEntries(
       routes.map((route) => {
-        const limits = route.operation === 'listOrders' ? listThrottling : throttling;
+        const limits = stageThrottles[operations[route.operation].throttling];
         return [
           `${basePath}${route.path}/${route.method}`,
           {
@@ -328,28 +303,34 @@ export class StoreOrdersStack extends Stack {
 
   /** One route: its function behind the `live` alias, allowed exactly its DynamoDB actions, and its method. */
   private addRoute(route: (typeof routes)[number], common: FunctionCommons): RouteFunction {
-    const integration = routeIntegrations[route.operation];
+    const facts = operations[route.operation];
     const name = pascalCase(route.operation);
-    const { reservedConcurrency } = functionSettings[route.operation];
+    const { reservedConcurrency } = facts.function;
     const fn = new StoreFunction(this, `${name}Function`, {
       config: this.config,
       name: route.operation,
       ...common,
       ...(reservedConcurrency === undefined ? {} : { reservedConcurrency: reservedConcurrency(this.config) }),
     });
-    this.ordersTable.grant(fn.function, ...integration.ordersActions);
-    if (integration.listLeasesActions) this.listLeasesTable.grant(fn.function, ...integration.listLeasesActions);
+    this.grantTables(fn, facts.tableAccess);
     const method = this.api.root.resourceForPath(`${basePath}${route.path}`).addMethod(
       route.method,
       new apigw.LambdaIntegration(fn.alias, {
         responseTransferMode: route.streaming ? apigw.ResponseTransferMode.STREAM : apigw.ResponseTransferMode.BUFFERED,
-        timeout: integration.integrationTimeout,
+        timeout: Duration.seconds(facts.integrationTimeoutSeconds),
         // The console's test-invoke stage needs a permission of its own: only where the stage config allows it.
         allowTestInvoke: this.config.consoleTestInvoke,
       }),
       { operationName: route.operation },
     );
     return { name, route, fn, method };
+  }
+
+  /** A function may do on each table exactly what its entry in infra/operations.ts says, one grant per table. */
+  private grantTables(fn: StoreFunction, access: TableAccess) {
+    const tables = { orders: this.ordersTable, apiKeys: this.apiKeysTable, listLeases: this.listLeasesTable };
+    for (const [table, actions] of Object.entries(access) as [keyof TableAccess, readonly string[]][])
+      tables[table].grant(fn.function, ...actions);
   }
 
   /**
@@ -359,14 +340,17 @@ export class StoreOrdersStack extends Stack {
    */
   private addUsagePlans(): Record<TierName, apigw.UsagePlan> {
     const { config } = this;
-    const list = this.routeFunctions.find(({ route }) => route.operation === 'listOrders')!;
+    // A list-class method has its own throttle per key besides the key's overall one (infra/operations.ts).
+    const listMethods = this.routeFunctions.filter(({ route }) => operations[route.operation].throttling === 'list');
     const plans = Object.entries(config.tiers).map(([tier, limits]) => {
       const plan = this.api.addUsagePlan(`UsagePlan-${tier}`, {
         name: usagePlanName(config.stage, tier),
         description: `Store Orders ${config.stage}: limits of each key in tier ${tier}`,
         throttle: limits.throttling,
         quota: { limit: limits.dailyQuota, period: apigw.Period.DAY },
-        apiStages: [{ stage: this.api.deploymentStage, throttle: [{ method: list.method, throttle: limits.listThrottling }] }],
+        apiStages: [
+          { stage: this.api.deploymentStage, throttle: listMethods.map(({ method }) => ({ method, throttle: limits.listThrottling })) },
+        ],
       });
       return [tier, plan] as const;
     });

@@ -1,10 +1,12 @@
 /**
  * The local gateway's stand-in for API Gateway usage plans: per key (its usage identifier), the
  * limits of its tier, from the same stage config the stack builds its plans from. A token bucket
- * per key (rate and burst) over every operation, a second one for the list (its own limit), and
- * a count per UTC day against the daily quota. The developer's `unlimited` tier has none.
+ * per key (rate and burst) over every operation, a second one per list-class operation (its own
+ * limit: infra/operations.ts), and a count per UTC day against the daily quota. The developer's
+ * `unlimited` tier has none.
  */
 import type { Route } from '../../shared/routes.ts';
+import { factsOf } from '../operations.ts';
 import type { Throttling, Tier, unlimitedTier } from '../stage-config.ts';
 
 export type LocalLimits = {
@@ -15,9 +17,6 @@ export type LocalLimits = {
 
 /** How API Gateway refuses a request over its key's limits (its gateway response types). */
 export type LimitRefusal = 'THROTTLED' | 'QUOTA_EXCEEDED';
-
-/** The operation whose limit is separate (each list is a full-table Scan), as in the stack's usage plans. */
-const separatelyLimited = 'listOrders';
 
 class TokenBucket {
   private tokens: number;
@@ -64,7 +63,9 @@ export const createRateLimiter = (limits: LocalLimits, clock: () => number = Dat
       const used = quotas.get(day) ?? 0;
       if (used >= tier.dailyQuota) return 'QUOTA_EXCEEDED';
       const needed = [bucket(id, tier.throttling, now)];
-      if (route.operation === separatelyLimited) needed.push(bucket(`${id}/${route.operation}`, tier.listThrottling, now));
+      // A list-class operation also has a limit of its own, as in the stack's usage plans; a
+      // test-only route (no entry in the operations table) only the key's overall one.
+      if (factsOf(route.operation)?.throttling === 'list') needed.push(bucket(`${id}/${route.operation}`, tier.listThrottling, now));
       // Every bucket is refilled and checked before any token is taken.
       if (!needed.map((candidate) => candidate.ready(now)).every(Boolean)) return 'THROTTLED';
       for (const taken of needed) taken.take();

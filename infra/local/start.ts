@@ -178,7 +178,7 @@ const main = async () => {
       listLeasesTable: env.LIST_LEASES_TABLE,
       // The local stage's function settings, with what the developer chose for this run.
       stage: { ...localStage, authorizerCacheTtlSeconds: ttl, scanSegments: env.SCAN_SEGMENTS, listStallSeconds: env.LIST_STALL_SECONDS },
-      documents: { '/v1/openapi.json': (await import('../openapi/openapi.ts')).servedOpenApiJson },
+      documents: { '/v1/openapi.json': (await import('../openapi/document.ts')).servedOpenApiJson },
     });
     // For `npm run keys` (and other local tools): which DynamoDB and tables this run uses.
     recordLocalState(

@@ -13,8 +13,10 @@ import { GetAccountSettingsCommand, GetFunctionConcurrencyCommand, LambdaClient 
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { operations } from '../operations.ts';
 import { type StageConfig, type StageName, stages } from '../stage-config.ts';
 import { accountStackName } from '../cdk/store-orders-account-stack.ts';
+import { pascalCase } from '../cdk/store-orders-stack.ts';
 
 export type CheckResult = { readonly check: string; readonly ok: boolean; readonly message: string; readonly fix?: string };
 
@@ -123,6 +125,14 @@ const checkBootstrap = async (clients: PreflightClients, account: string, region
   }
 };
 
+/**
+ * The logical-id prefixes of the functions that reserve concurrency: those whose entry in
+ * infra/operations.ts sets reservedConcurrency (the list's), named `<Operation>Function` by the stack.
+ */
+const reservingFunctionIds = Object.entries(operations)
+  .filter(([, facts]) => facts.function.reservedConcurrency !== undefined)
+  .map(([operation]) => `${pascalCase(operation)}Function`);
+
 /** What the stage's list function reserves today (a redeploy re-uses it), 0 before the first deploy. */
 const currentListReservation = async (clients: PreflightClients, config: StageConfig): Promise<number> => {
   try {
@@ -130,7 +140,8 @@ const currentListReservation = async (clients: PreflightClients, config: StageCo
       new ListStackResourcesCommand({ StackName: config.stackName }),
     );
     const fn = StackResourceSummaries.find(
-      (resource) => resource.ResourceType === 'AWS::Lambda::Function' && resource.LogicalResourceId?.startsWith('ListOrdersFunction'),
+      (resource) =>
+        resource.ResourceType === 'AWS::Lambda::Function' && reservingFunctionIds.some((id) => resource.LogicalResourceId?.startsWith(id)),
     );
     if (fn?.PhysicalResourceId === undefined) return 0;
     const { ReservedConcurrentExecutions } = await clients.lambda.send(

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '../../infra/openapi/openapi.ts';
+import { buildOpenApiDocument } from '../../infra/openapi/document.ts';
 import { order, request, startTestApi } from '../lib/local-api.ts';
 import { parseJsonExact, parseJsonWithSources } from '../lib/openapi-contract.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, operationContracts } from '../../infra/openapi/openapi.ts';
+import { buildOpenApiDocument, operationContracts } from '../../infra/openapi/document.ts';
 import { routes as serviceRoutes } from '../../shared/routes.ts';
 import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
 import { deprecatedFunction, deprecatedRoute } from '../fixtures/deprecated-route.ts';

@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, openApiFiles, servedOpenApiJson } from '../../infra/openapi/openapi.ts';
+import { openApiFiles } from '../../infra/openapi/cli.ts';
+import { buildOpenApiDocument, servedOpenApiJson } from '../../infra/openapi/document.ts';
 import { dynamoDbEndpoint, request, startTestApi } from '../lib/local-api.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');

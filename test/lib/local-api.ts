@@ -7,7 +7,7 @@ import { apiKeysTableKey, ensureTable, listLeasesTableKey, ordersTableKey } from
 import { localStage } from '../../infra/stage-config.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient, type TableRef } from '../../shared/dynamo.ts';
-import type { OpenApiDocument } from '../../infra/openapi/openapi.ts';
+import type { OpenApiDocument } from '../../infra/openapi/document.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { assertContract, committedOpenApiDocument } from './openapi-contract.ts';
 

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { DataValidationCxt, SchemaValidateFunction } from 'ajv/dist/types/index.js';
 import addFormats from 'ajv-formats';
-import type { OpenApiDocument } from '../../infra/openapi/openapi.ts';
+import type { OpenApiDocument } from '../../infra/openapi/document.ts';
 import { basePath } from '../../shared/routes.ts';
 import { inInt64Range, integerPattern } from '../../shared/schemas.ts';
 

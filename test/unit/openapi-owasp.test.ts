@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, openApiFiles, openApiJson, operationContracts } from '../../infra/openapi/openapi.ts';
+import { openApiFiles } from '../../infra/openapi/cli.ts';
+import { buildOpenApiDocument, openApiJson, operationContracts } from '../../infra/openapi/document.ts';
 import { routes } from '../../shared/routes.ts';
 import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
 import { deprecatedRoute } from '../fixtures/deprecated-route.ts';

@@ -2,14 +2,8 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from '../../shared/errors.ts';
-import {
-  buildOpenApiDocument,
-  generateClientTypes,
-  type OpenApiDocument,
-  openApiFiles,
-  openApiJson,
-  operationContracts,
-} from '../../infra/openapi/openapi.ts';
+import { generateClientTypes, openApiFiles } from '../../infra/openapi/cli.ts';
+import { buildOpenApiDocument, type OpenApiDocument, openApiJson, operationContracts } from '../../infra/openapi/document.ts';
 import { deprecationHeaders, type Route, routes } from '../../shared/routes.ts';
 import { orderSchema } from '../../shared/schemas.ts';
 import { deprecatedRoute } from '../fixtures/deprecated-route.ts';

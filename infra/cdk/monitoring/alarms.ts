@@ -7,13 +7,22 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { metricNames, metricsNamespace } from '../../../shared/observability.ts';
-import { functionSettings } from '../../function-settings.ts';
-import { apiMetric, countLimitedRequests, filledSum, latencyPeriod, period, routeFunction, serviceMetric } from './metrics.ts';
+import { operations } from '../../operations.ts';
+import {
+  apiMetric,
+  countLimitedRequests,
+  filledSum,
+  latencyPeriod,
+  latencyWatched,
+  longRunning,
+  period,
+  serviceMetric,
+} from './metrics.ts';
 import type { StageConfig } from '../../stage-config.ts';
 import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
 
-/** The list function may run this close to its timeout before on-call hears of it. */
-const listNearTimeoutShare = 0.8;
+/** A long-running function (the list) may run this close to its timeout before on-call hears of it. */
+const nearTimeoutShare = 0.8;
 
 /**
  * The topic every alarm notifies, with the stage's e-mail subscription when the stage names one.
@@ -119,18 +128,21 @@ function addApiAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
   // A cancel's latency is what its client waits for; a streamed list's lasts until its last byte, so the list is judged apart.
   // Three 1-minute periods out of five: slow minutes of cold starts alone do not set it off, and
   // it reaches ALARM within the canary's bake (test/infra/guard-alarms.test.ts does the arithmetic).
-  alarm(
-    target,
-    'CancelLatencyP99',
-    `p99 latency of DELETE at or above ${config.alarms.cancelP99LatencyMs} ms in three of five 1-minute periods.`,
-    {
-      metric: apiMetric(props, 'Latency', 'p99', routeFunction(props, 'cancelOrder').route).with({ period: latencyPeriod }),
-      threshold: config.alarms.cancelP99LatencyMs,
-      evaluationPeriods: 5,
-      datapointsToAlarm: 3,
-    },
-    { guardsDeploys: true },
-  );
+  for (const { route, latency } of latencyWatched(props)) {
+    const thresholdMs = config.alarms[latency.threshold];
+    alarm(
+      target,
+      `${latency.name}LatencyP99`,
+      `p99 latency of ${route.method} at or above ${thresholdMs} ms in three of five 1-minute periods.`,
+      {
+        metric: apiMetric(props, 'Latency', 'p99', route).with({ period: latencyPeriod }),
+        threshold: thresholdMs,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 3,
+      },
+      { guardsDeploys: true },
+    );
+  }
   alarm(
     target,
     'ListFirstByteP99',
@@ -170,24 +182,28 @@ function addFunctionAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProp
       `${name}Errors`,
       `The ${name} function failed ${config.alarms.functionErrors}+ times in 5 minutes.`,
       {
-        metric: route.operation === 'listOrders' ? listFailures(props, errors) : errors,
+        metric: operations[route.operation].alarms.errorsLessStalledCuts ? listFailures(props, errors) : errors,
         threshold: config.alarms.functionErrors,
         evaluationPeriods: 1,
       },
       { guardsDeploys: true },
     );
   }
-  const listTimeoutMs = functionSettings.listOrders.timeoutSeconds * 1000;
-  alarm(
-    target,
-    'ListOrdersNearTimeout',
-    `A list ran for ${listNearTimeoutShare * 100}% or more of its ${listTimeoutMs / 60_000}-minute timeout.`,
-    {
-      metric: routeFunction(props, 'listOrders').fn.function.metricDuration({ statistic: 'Maximum', period }),
-      threshold: listTimeoutMs * listNearTimeoutShare,
-      evaluationPeriods: 1,
-    },
-  );
+  // A long-running operation (its entry in infra/operations.ts) also alarms before it reaches its timeout.
+  for (const { name, route, fn } of longRunning(props)) {
+    const { function: settings, alarms } = operations[route.operation];
+    const timeoutMs = settings.timeoutSeconds * 1000;
+    alarm(
+      target,
+      `${name}NearTimeout`,
+      `${alarms.nearTimeout!.invocation} ran for ${nearTimeoutShare * 100}% or more of its ${timeoutMs / 60_000}-minute timeout.`,
+      {
+        metric: fn.function.metricDuration({ statistic: 'Maximum', period }),
+        threshold: timeoutMs * nearTimeoutShare,
+        evaluationPeriods: 1,
+      },
+    );
+  }
   for (const { name, fn } of [...routeFunctions, { name: 'Authorizer', fn: authorizer }]) {
     alarm(target, `${name}Throttles`, `Lambda throttled the ${name} function.`, {
       metric: fn.function.metricThrottles({ statistic: 'Sum', period }),

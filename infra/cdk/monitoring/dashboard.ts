@@ -3,7 +3,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
 import { metricNames } from '../../../shared/observability.ts';
 import { basePath } from '../../../shared/routes.ts';
-import { apiMetric, functionLogGroups, period, routeFunction, serviceMetric, tooManyRequestsOf } from './metrics.ts';
+import { apiMetric, functionLogGroups, latencyWatched, longRunning, period, serviceMetric, tooManyRequestsOf } from './metrics.ts';
 import type { StoreFunction } from '../store-function.ts';
 import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
 
@@ -45,17 +45,18 @@ const header = ({ config }: Props, prefix: string) =>
   });
 
 function trafficRow(props: Props) {
-  const cancel = routeFunction(props, 'cancelOrder');
   return [
     graph('Requests and errors', [
       apiMetric(props, 'Count', 'Sum').with({ label: 'requests' }),
       apiMetric(props, '4XXError', 'Sum').with({ label: '4xx' }),
       apiMetric(props, '5XXError', 'Sum').with({ label: '5xx' }),
     ]),
-    graph('Cancel latency (ms)', [
-      apiMetric(props, 'Latency', 'p50', cancel.route).with({ label: 'p50' }),
-      apiMetric(props, 'Latency', 'p99', cancel.route).with({ label: 'p99' }),
-    ]),
+    ...latencyWatched(props).map(({ route, latency }) =>
+      graph(`${latency.name} latency (ms)`, [
+        apiMetric(props, 'Latency', 'p50', route).with({ label: 'p50' }),
+        apiMetric(props, 'Latency', 'p99', route).with({ label: 'p99' }),
+      ]),
+    ),
     graph(
       'Orders',
       [
@@ -75,7 +76,7 @@ function listAndKeysRow(props: Props) {
       serviceMetric(props, metricNames.listFirstByte, 'p50').with({ label: 'first byte p50' }),
       serviceMetric(props, metricNames.listFirstByte, 'p99').with({ label: 'first byte p99' }),
       serviceMetric(props, metricNames.listDuration, 'p99').with({ label: 'whole list p99' }),
-      routeFunction(props, 'listOrders').fn.function.metricDuration({ statistic: 'Maximum', period, label: 'function duration max' }),
+      ...longRunning(props).map(({ fn }) => fn.function.metricDuration({ statistic: 'Maximum', period, label: 'function duration max' })),
     ]),
     graph('Keys', [
       serviceMetric(props, metricNames.authFailures, 'Sum').with({ label: 'refused keys' }),

@@ -4,6 +4,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { metricNames, metricsNamespace } from '../../../shared/observability.ts';
 import { basePath, type Route } from '../../../shared/routes.ts';
+import { operations } from '../../operations.ts';
 import { serviceName } from '../../stage-config.ts';
 import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
 
@@ -85,10 +86,17 @@ export function tooManyRequestsOf({ config }: Pick<Stage, 'config'>, route: Rout
   });
 }
 
-export function routeFunction({ routeFunctions }: Pick<StoreOrdersMonitoringProps, 'routeFunctions'>, operation: string) {
-  const found = routeFunctions.find(({ route }) => route.operation === operation);
-  if (found === undefined) throw new Error(`no function for ${operation}`);
-  return found;
+/** The route functions whose entry in infra/operations.ts asks for a near-timeout alarm. */
+export function longRunning({ routeFunctions }: Pick<StoreOrdersMonitoringProps, 'routeFunctions'>) {
+  return routeFunctions.filter(({ route }) => operations[route.operation].alarms.nearTimeout !== undefined);
+}
+
+/** The routes whose entry in infra/operations.ts asks for a latency alarm (buffered routes: the client waits for the whole answer). */
+export function latencyWatched({ routeFunctions }: Pick<StoreOrdersMonitoringProps, 'routeFunctions'>) {
+  return routeFunctions.flatMap(({ route }) => {
+    const latency = operations[route.operation].alarms.latencyP99;
+    return latency === undefined ? [] : [{ route, latency }];
+  });
 }
 
 export function functionLogGroups({ routeFunctions, authorizer }: Pick<StoreOrdersMonitoringProps, 'routeFunctions' | 'authorizer'>) {

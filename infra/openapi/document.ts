@@ -1,0 +1,255 @@
+/**
+ * The OpenAPI 3.1 document of the API, built from the route table (shared/routes.ts), each
+ * operation's contract (its entry in infra/operations.ts), the wire schemas (infra/openapi/openapi.ts)
+ * and the error table (shared/errors.ts) the code itself uses. `npm run openapi`
+ * (infra/openapi/cli.ts) writes it to docs/openapi.json; a test fails when the file is out of
+ * date, and the local gateway serves the same document at GET /v1/openapi.json.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import * as z from 'zod';
+import { perOperation } from '../operations.ts';
+import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from '../../shared/errors.ts';
+import { type HeaderObject, type OperationContract, errorWireSchema } from './openapi.ts';
+import { apiVersion, deprecationHeaders, type Operation, type Route, routes } from '../../shared/routes.ts';
+
+export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
+
+const repoRoot = resolve(import.meta.dirname, '../..');
+
+/**
+ * The version of the interface description: package.json's `version`, so one bump (recorded in
+ * CHANGELOG.md) versions the code and its document together. The path prefix carries the API version.
+ */
+export const documentVersion = z
+  .object({ version: z.string().regex(/^\d+\.\d+\.\d+(-[\w.]+)?$/, 'must be a semantic version') })
+  .parse(JSON.parse(readFileSync(resolve(repoRoot, 'package.json'), 'utf8'))).version;
+
+/** Each operation's contract, as its entry in infra/operations.ts states it. */
+export const operationContracts: Readonly<Record<Operation, OperationContract>> = perOperation((facts) => facts.contract);
+
+/**
+ * Codes the API gateway answers with on its own for a route (gateway response table). The
+ * "no such route" answer reaches a templated path too: an empty `{orderId}` matches no route.
+ */
+export const gatewayErrorCodes = (route: Route): ErrorCode[] =>
+  [...new Set<ErrorCode>(Object.values(gatewayResponseCodes))].filter((code) => code !== 'route_not_found' || route.path.includes('{'));
+
+const codesByStatus = (codes: Iterable<ErrorCode>) => {
+  const byStatus = new Map<number, ErrorCode[]>();
+  // Table order, so the document does not depend on the order codes were listed in.
+  for (const code of Object.keys(errorCodes) as ErrorCode[]) {
+    if (![...codes].includes(code)) continue;
+    const status = errorCodes[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return byStatus;
+};
+
+/** The error codes each status of a route can carry: the handler's and the gateway's. */
+export const routeErrorCodes = (route: Route, contract: OperationContract): Map<number, ErrorCode[]> =>
+  codesByStatus(new Set([...contract.errors, ...gatewayErrorCodes(route)]));
+
+/** Headers shared by many responses, as components (referenced, not repeated). */
+const sharedHeaders = {
+  'X-Request-Id': {
+    required: true,
+    description: 'Identifies the request in the service’s logs; quote it when reporting a problem.',
+    schema: { type: 'string', minLength: 1 },
+  },
+  'Cache-Control': {
+    required: true,
+    description: 'Always `no-store`: answers are never cached.',
+    schema: { type: 'string', const: 'no-store' },
+  },
+  'WWW-Authenticate': {
+    required: true,
+    description: 'The authentication scheme to use: `Bearer` (RFC 6750).',
+    // Exactly what errorHeaders (shared/errors.ts) sends, from the functions and from the gateway.
+    schema: { type: 'string', const: 'Bearer' },
+  },
+  'Retry-After': {
+    required: true,
+    description:
+      'Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3). The service sends 1 after a rate or burst limit, and 3600 once a key has used its daily quota; it never asks for more than an hour.',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 3600 },
+  },
+} as const satisfies Record<string, HeaderObject>;
+
+const headerRef = (name: keyof typeof sharedHeaders) => ({ $ref: `#/components/headers/${name}` });
+const envelopeHeaders = { 'X-Request-Id': headerRef('X-Request-Id'), 'Cache-Control': headerRef('Cache-Control') };
+
+/** RFC 9745 / RFC 8594 headers of a deprecated route; required where only the handler answers. */
+const deprecationHeaderObjects = (route: Route, required: boolean): Record<string, HeaderObject> => {
+  if (route.deprecation === undefined) return {};
+  const where = required ? '' : ' Sent when the service answers; the gateway’s own answers (401, 429, …) do not carry it.';
+  // Each value is fixed by the route table: documented as the exact text the route sends.
+  const sent = deprecationHeaders(route);
+  return {
+    Deprecation: {
+      required,
+      description: `RFC 9745: the operation is deprecated since this time (\`@\` + Unix seconds).${where}`,
+      schema: { type: 'string', const: sent.Deprecation },
+    },
+    Sunset: {
+      required,
+      description: `RFC 8594: the HTTP-date after which the operation stops answering.${where}`,
+      schema: { type: 'string', const: sent.Sunset },
+    },
+    Link: {
+      required,
+      description: `The operation’s successor, \`rel="successor-version"\`.${where}`,
+      schema: { type: 'string', const: sent.Link },
+    },
+  };
+};
+
+/** The headers errorHeaders (shared/errors.ts) adds to the codes of one status, as references. */
+const errorHeaderRefs = (codes: readonly ErrorCode[]): Record<string, { $ref: string }> => {
+  const names = new Set(codes.flatMap((code) => Object.keys(errorHeaders(code))));
+  return Object.fromEntries(
+    [...names].map((name) => {
+      // A header only some codes of the status carry could not be `required`: decide it here first.
+      if (!codes.every((code) => name in errorHeaders(code))) throw new Error(`${name} is sent with only some codes of ${codes}`);
+      if (!(name in sharedHeaders)) throw new Error(`errorHeaders sends ${name}, which has no header component`);
+      return [name, headerRef(name as keyof typeof sharedHeaders)];
+    }),
+  );
+};
+
+const errorResponse = (route: Route, contract: OperationContract, status: number, codes: readonly ErrorCode[]): ResponseConfig => {
+  const gateway = gatewayErrorCodes(route);
+  const source = (code: ErrorCode) =>
+    contract.errors.includes(code) ? (gateway.includes(code) ? ' (service or API gateway)' : '') : ' (API gateway)';
+  const lines = codes.map((code) => `- \`${code}\`${source(code)}: ${errorCodes[code].message}`);
+  return {
+    description: `Error record. Possible \`code\` values:\n\n${lines.join('\n')}`,
+    headers: { ...envelopeHeaders, ...errorHeaderRefs(codes), ...deprecationHeaderObjects(route, false) },
+    content: {
+      'application/json': {
+        schema: z.intersection(
+          errorWireSchema,
+          z.object({
+            code: z.enum(codes as [ErrorCode, ...ErrorCode[]]),
+            // Only a `const`: Error.status gives the type, format and bounds. (z.literal would add
+            // `type`, and the OWASP ruleset would then ask for format and bounds once more.)
+            status: z
+              .unknown()
+              .refine((value) => value === status)
+              .meta({ const: status }),
+          }),
+        ),
+      },
+    },
+  };
+};
+
+const pathParameterNames = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
+
+const deprecationNote = (route: Route) =>
+  route.deprecation === undefined
+    ? ''
+    : `\n\n**Deprecated** since ${route.deprecation.since}; it stops answering after ${route.deprecation.sunset} ` +
+      `(\`Sunset\` header). Use \`${route.deprecation.successor}\` instead.`;
+
+const operationOf = (route: Route, contract: OperationContract): RouteConfig => {
+  const names = pathParameterNames(route.path);
+  const parameters = contract.pathParameters ?? {};
+  for (const name of names)
+    if (parameters[name] === undefined) throw new Error(`${route.operation}: no schema for path parameter {${name}}`);
+  const success: ResponseConfig = {
+    description: contract.success.description,
+    headers: { ...envelopeHeaders, ...contract.success.headers, ...deprecationHeaderObjects(route, true) },
+    ...(contract.success.body === undefined ? {} : { content: { 'application/json': { schema: contract.success.body } } }),
+  };
+  const responses: RouteConfig['responses'] = { [contract.success.status]: success };
+  for (const [status, codes] of [...routeErrorCodes(route, contract)].sort(([a], [b]) => a - b))
+    responses[status] = errorResponse(route, contract, status, codes);
+  return {
+    method: route.method.toLowerCase() as RouteConfig['method'],
+    path: route.path,
+    operationId: route.operation,
+    summary: route.summary,
+    description: `${contract.description}${deprecationNote(route)}`,
+    tags: ['orders'],
+    security: [{ bearerAuth: [] }],
+    ...(route.deprecation === undefined ? {} : { deprecated: true }),
+    'x-stability': route.stability,
+    ...(names.length === 0 ? {} : { request: { params: z.object(Object.fromEntries(names.map((name) => [name, parameters[name]!]))) } }),
+    responses,
+  };
+};
+
+// `x-internal` names each server's audience (OWASP API9): the stages serve the API's clients;
+// the local server is for the developers of this service.
+const stageServer = (stage: 'production' | 'staging', description: string) => ({
+  url: `https://{apiId}.execute-api.{region}.amazonaws.com/${stage}/${apiVersion}`,
+  description,
+  'x-internal': false,
+  variables: {
+    apiId: { default: 'API_ID', description: `The id of the ${stage} stack’s REST API (the stack’s output).` },
+    region: { default: 'us-east-1', description: `The AWS region the ${stage} stack is deployed to.` },
+  },
+});
+
+const documentDescription = `The orders of a pet store: list every order, cancel a pending one.
+
+Every operation requires an API key sent as a bearer token: \`Authorization: Bearer <API_KEY>\`.
+
+Every error answer, from the service or from the API gateway itself, is an \`Error\` record whose \`status\` equals the HTTP status; each response lists the \`code\` values it can carry. Every answer carries \`X-Request-Id\` and \`Cache-Control: no-store\`.
+
+Order ids and pet ids are int64 and exceed 2^53 − 1: read them without rounding them through a JavaScript \`number\`.
+
+The API version is the path prefix \`/${apiVersion}\`. Changes within it are additive (new optional fields, new operations); filtering and pagination of the order list will come as \`/v2\`, served beside \`/${apiVersion}\`. An operation's \`x-stability\` is \`stable\`, \`beta\` or \`experimental\`; a deprecated operation is marked \`deprecated\` and answers with \`Deprecation\` (RFC 9745), \`Sunset\` (RFC 8594) and \`Link\` (successor) headers. \`GET /pets/{petId}\` is not served by this service.`;
+
+/**
+ * The OpenAPI 3.1 document of the API for a route table (the service's own by default;
+ * tests pass tables with extra routes and contracts of their own).
+ */
+export const buildOpenApiDocument = (
+  routeTable: readonly Route[] = routes,
+  contracts: Readonly<Record<string, OperationContract>> = operationContracts,
+): OpenApiDocument => {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key of the stage, sent as `Authorization: Bearer <API_KEY>`. A missing, unknown or revoked key answers 401.',
+  });
+  for (const [name, header] of Object.entries(sharedHeaders)) registry.registerComponent('headers', name, header);
+  for (const route of routeTable) {
+    const contract = contracts[route.operation];
+    if (contract === undefined) throw new Error(`no OperationContract for route ${route.operation}`);
+    registry.registerPath(operationOf(route, contract));
+  }
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: { title: 'Store Orders Service', version: documentVersion, description: documentDescription },
+    servers: [
+      stageServer('production', 'Production'),
+      stageServer('staging', 'Staging'),
+      {
+        url: `http://127.0.0.1:3000/${apiVersion}`,
+        description: 'Local: `npm start` on this machine (PORT changes the port)',
+        'x-internal': true,
+      },
+    ],
+    tags: [{ name: 'orders', description: 'Orders of the store.' }],
+  });
+  // The generator always emits these; empty they only add noise.
+  if (document.webhooks !== undefined && Object.keys(document.webhooks).length === 0) delete document.webhooks;
+  if (document.components?.parameters !== undefined && Object.keys(document.components.parameters).length === 0)
+    delete document.components.parameters;
+  return document;
+};
+
+/** The document as committed in docs/openapi.json (stable key order, two-space indent, final newline). */
+export const openApiJson = (document: OpenApiDocument = buildOpenApiDocument()) => `${JSON.stringify(document, null, 2)}\n`;
+
+let served: string | undefined;
+/** The document as the local gateway serves it at GET /v1/openapi.json (built once). */
+export const servedOpenApiJson = (): string => {
+  served ??= openApiJson();
+  return served;
+};

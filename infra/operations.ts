@@ -1,0 +1,201 @@
+/**
+ * The operations table: everything the service states about one operation, beside its route
+ * (shared/routes.ts, which the functions themselves carry). The CDK stack, the local service, the
+ * per-key limits and the OpenAPI document are all built from it, so adding an operation is one
+ * route and one entry here; the compiler names what is missing (test/infra/operations.test.ts).
+ * No aws-cdk-lib here: the local run imports this module.
+ */
+import { z } from 'zod';
+import type { FunctionSettings } from './function-settings.ts';
+import type { FunctionStage } from './stage-config.ts';
+import { type OperationContract, orderWireSchema, wireInt64 } from './openapi/openapi.ts';
+import { type Operation, routeOf } from '../shared/routes.ts';
+
+/**
+ * The DynamoDB actions a function's role allows on each table of its stage, and no more; a table
+ * not named: no access (test/infra/iam.test.ts evaluates the synthesized roles against it).
+ */
+export type TableAccess = {
+  readonly orders?: readonly string[];
+  readonly apiKeys?: readonly string[];
+  readonly listLeases?: readonly string[];
+};
+
+/**
+ * Which of the stage's limits hold an operation (infra/stage-config.ts): `request`, the stage's
+ * `throttling` and each key's over every operation; `list`, besides those, the stage's and each
+ * tier's `listThrottling` as this method's own limit (API Gateway's per-method throttle, a usage
+ * plan's per-method throttle, the local gateway's second token bucket).
+ */
+export type LimitClass = 'request' | 'list';
+
+export type OperationFacts = {
+  /** Its Lambda function: handler, memory, timeout, environment, reserved concurrency. */
+  readonly function: FunctionSettings;
+  readonly tableAccess: TableAccess;
+  readonly throttling: LimitClass;
+  /** How long API Gateway waits for the function: at most 29 s buffered, 15 minutes streamed (the route's `streaming`). */
+  readonly integrationTimeoutSeconds: number;
+  /**
+   * Alarms of this operation beyond every function's Errors and Throttles (infra/cdk/monitoring/alarms.ts).
+   * `nearTimeout`: `<Name>NearTimeout`, one invocation ran for 80 % of its timeout (a long-running
+   * operation); `invocation` is how the alarm's description names one.
+   * `latencyP99`: `<name>LatencyP99`, the method's p99 latency (API Gateway's: what the client of a
+   * buffered route waits for) at or above the stage's `alarms[threshold]` in three of five minutes;
+   * it guards deploys, and the dashboard graphs it as `<name> latency (ms)`.
+   * `errorsLessStalledCuts`: its `<Name>Errors` alarm reads Lambda's Errors less `StalledListsCut`:
+   * a stream cut because its client stopped reading ends in an error Lambda counts, but a client
+   * that stops reading is no failure of the function and must not page or roll a release back.
+   */
+  readonly alarms: {
+    readonly nearTimeout?: { readonly invocation: string };
+    readonly latencyP99?: { readonly name: string; readonly threshold: 'cancelP99LatencyMs' };
+    readonly errorsLessStalledCuts?: true;
+  };
+  /** What its handler answers, as the OpenAPI document states it (infra/openapi/document.ts). */
+  readonly contract: OperationContract;
+};
+
+/**
+ * Each tier's concurrent lists per key, as the list function reads them (LIST_CONCURRENT_PER_KEY):
+ * `standard=2,high=4,*=2`, `*` being the default tier's, for a key whose tier is named nowhere here.
+ * The local `unlimited` tier has no per-key bound (`none`): only the stage's list concurrency.
+ */
+export const concurrentListsPerKey = (stage: FunctionStage): string => {
+  const of = (tier: string | undefined) => {
+    const limits = tier === undefined ? undefined : stage.tiers[tier];
+    return limits === undefined || limits === 'unlimited' ? 'none' : String(limits.concurrentLists);
+  };
+  return [...Object.keys(stage.tiers).map((tier) => `${tier}=${of(tier)}`), `*=${of(stage.defaultTier)}`].join(',');
+};
+
+/**
+ * One list answer's byte budget: AWS caps a streamed Lambda response at 200 MB. The rest is
+ * margin for orders larger than the measured ones and for an ItemCount that is hours old.
+ */
+export const listResponseBudgetBytes = 180_000_000;
+
+/**
+ * Bytes per order in the list's JSON, with headroom over what `npm run bench` measures (about
+ * 104 plain and 10 to 25 gzip-compressed, depending on how alike the orders are): docs/api.md#limits-of-the-deployed-list.
+ */
+export const listBytesPerOrder = { plain: 128, gzip: 32 } as const;
+
+export const operations: Readonly<Record<Operation, OperationFacts>> = {
+  listOrders: {
+    // Reads the whole table with parallel Scans and streams it: more memory means more CPU for
+    // JSON and gzip; a streamed response may run up to 15 minutes.
+    function: {
+      handlerFile: routeOf('listOrders').handlerFile,
+      description: 'Store Orders: GET /v1/store/orders (listOrders)',
+      memorySize: 1024,
+      timeoutSeconds: 15 * 60,
+      environment: (stage, tables) => ({
+        ORDERS_TABLE: tables.orders,
+        LIST_LEASES_TABLE: tables.listLeases,
+        LIST_CONCURRENT_PER_KEY: concurrentListsPerKey(stage),
+        LIST_STALL_SECONDS: String(stage.listStallSeconds),
+        SCAN_SEGMENTS: String(stage.scanSegments),
+        LIST_MAX_ORDERS: String(Math.floor(listResponseBudgetBytes / listBytesPerOrder.plain)),
+        LIST_MAX_ORDERS_GZIP: String(Math.floor(listResponseBudgetBytes / listBytesPerOrder.gzip)),
+      }),
+      reservedConcurrency: (stage) => stage.listReservedConcurrency,
+    },
+    // DescribeTable: the list reads the table's item count to refuse a list too large for one answer.
+    // PutItem/DeleteItem: a lease per running list of a key, taken and given back by conditional writes.
+    tableAccess: {
+      orders: ['dynamodb:Scan', 'dynamodb:DescribeTable'],
+      listLeases: ['dynamodb:PutItem', 'dynamodb:DeleteItem'],
+    },
+    // Every list is a full-table Scan: its own throttle, below the stage's.
+    throttling: 'list',
+    integrationTimeoutSeconds: 15 * 60,
+    alarms: { nearTimeout: { invocation: 'A list' }, errorsLessStalledCuts: true },
+    contract: {
+      description:
+        'Every order in the store, cancelled ones included, as one JSON array. No order of the items is promised. ' +
+        'There is no filtering and no pagination in v1 (query parameters are ignored); both are planned for v2. ' +
+        'The array is streamed as the store is read; a client that sends `Accept-Encoding: gzip` receives it ' +
+        'gzip-compressed. One answer carries at most about 1.4 million orders uncompressed and 5.6 million with gzip ' +
+        '(a streamed answer is capped at 200 MB): a larger store is refused with 406 `list_too_large` before the ' +
+        'first byte, never cut off. Lists are bounded while they run: in production one key runs at most 2 at once (`standard` tier; ' +
+        '4 for `high`), beyond which it gets 429 `too_many_requests`; when the service runs as many lists as it takes, ' +
+        'a new one gets 503 `service_unavailable` at once; both with `Retry-After`. A client that takes nothing of the ' +
+        'answer for 30 s has its list cut (the connection closes before the closing `]`).',
+      success: {
+        status: 200,
+        description: 'Every order, as a JSON array.',
+        body: z.array(orderWireSchema),
+        headers: {
+          Vary: {
+            required: true,
+            description: 'Always `Accept-Encoding`: the body’s encoding depends on it.',
+            schema: { type: 'string', const: 'Accept-Encoding' },
+          },
+          'Content-Encoding': {
+            required: false,
+            description: '`gzip` when the request sent `Accept-Encoding: gzip`; absent otherwise.',
+            schema: { type: 'string', enum: ['gzip'] },
+          },
+        },
+      },
+      errors: ['list_too_large', 'too_many_requests', 'service_unavailable', 'internal_error'],
+    },
+  },
+
+  cancelOrder: {
+    // One conditional UpdateItem. The timeout leaves room for DynamoDB's bounded retries so a
+    // slow database still ends in a 503 from the function, well before API Gateway's 29 s.
+    function: {
+      handlerFile: routeOf('cancelOrder').handlerFile,
+      description: 'Store Orders: DELETE /v1/store/orders/{orderId} (cancelOrder)',
+      memorySize: 512,
+      timeoutSeconds: 10,
+      environment: (_stage, tables) => ({ ORDERS_TABLE: tables.orders }),
+    },
+    tableAccess: { orders: ['dynamodb:UpdateItem'] },
+    throttling: 'request',
+    integrationTimeoutSeconds: 29,
+    alarms: { latencyP99: { name: 'Cancel', threshold: 'cancelP99LatencyMs' } },
+    contract: {
+      description:
+        'Cancels a `pending` order (its status becomes `cancelled`). Cancelling an order that is already cancelled ' +
+        'answers 204 again and changes nothing, so a retry is safe. A `shipped` order cannot be cancelled.',
+      pathParameters: {
+        orderId: wireInt64('Identifier of the order to cancel, a base-10 int64 (every digit is kept, also above 2^53 − 1).'),
+      },
+      success: { status: 204, description: 'The order is cancelled (or already was). No body.' },
+      errors: [
+        'invalid_order_id',
+        'order_not_found',
+        'order_already_shipped',
+        'order_not_cancellable',
+        'service_unavailable',
+        'internal_error',
+      ],
+    },
+  },
+};
+
+/** The authorizer is no operation, but a function with settings and table access all the same. */
+export const authorizer: Pick<OperationFacts, 'function' | 'tableAccess'> = {
+  // One GetItem per uncached key. The timeout leaves room for DynamoDB's bounded retries, so a
+  // slow database ends in a failure the gateway reports (500), never in a hung request.
+  function: {
+    handlerFile: 'functions/authorizer.ts',
+    description: 'Store Orders: TOKEN authorizer (bearer API keys)',
+    memorySize: 512,
+    timeoutSeconds: 10,
+    environment: (_stage, tables) => ({ API_KEYS_TABLE: tables.apiKeys }),
+  },
+  // It looks a key's hash up, nothing more.
+  tableAccess: { apiKeys: ['dynamodb:GetItem'] },
+};
+
+/** One fact of every operation, by operation (e.g. each one's contract). */
+export const perOperation = <Fact>(fact: (facts: OperationFacts) => Fact): Record<Operation, Fact> =>
+  Object.fromEntries(Object.entries(operations).map(([operation, facts]) => [operation, fact(facts)])) as Record<Operation, Fact>;
+
+/** The entry of an operation the table has, or undefined (test-only routes of the local gateway have none). */
+export const factsOf = (operation: string): OperationFacts | undefined =>
+  Object.hasOwn(operations, operation) ? operations[operation as Operation] : undefined;
