@@ -189,13 +189,13 @@ describe("cdk.json's app command", () => {
     // On this project's machines that first node is the system's Node 20; say which one the test ran under.
     console.info(`cdk.json app command run with ${node ?? 'no node'} (${version}) first on the PATH`);
     const app = JSON.parse(readFileSync(join(repoRoot, 'cdk.json'), 'utf8')).app as string;
-    expect(app).toMatch(/ infra\/app\.ts$/);
+    expect(app).toMatch(/ infra\/cdk\/app\.ts$/);
     // The command with a TypeScript file in place of the app (the synth test above runs the app
     // itself): only a Node that strips types runs it, and it says which Node that is.
     const probe = join(tempDir('store-orders-app-'), 'probe.ts');
     writeFileSync(probe, 'const version: string = process.versions.node;\nconsole.log(version);\n');
     // What the CDK CLI does: run the app command in a shell, from the folder of cdk.json.
-    const result = spawnSync(app.replace(/infra\/app\.ts$/, probe), {
+    const result = spawnSync(app.replace(/infra\/cdk\/app\.ts$/, probe), {
       shell: true,
       cwd: repoRoot,
       encoding: 'utf8',
