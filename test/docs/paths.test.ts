@@ -3,9 +3,10 @@
  * file moved or renamed without its docs fails here instead of sending a reader nowhere. Paths
  * with placeholders (`<stage>`, `*`, `…`) are patterns, not paths, and are left alone.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { docPages } from '../lib/doc-pages.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 /** Files the docs name that are built, not committed (`npm run docs`). */
@@ -16,12 +17,7 @@ export const pathsNamed = (markdown: string): string[] => [
   ...new Set([...markdown.matchAll(/`((?:functions|shared|infra|test|docs|\.ci|\.github)\/[\w./-]*)`/g)].map(([, path]) => path!)),
 ];
 
-const pages = [
-  'README.md',
-  ...readdirSync(join(repoRoot, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => `docs/${name}`),
-];
+const pages = docPages(repoRoot);
 
 describe('the paths the docs name', () => {
   it('exist in the repository (built files aside)', () => {

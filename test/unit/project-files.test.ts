@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { docPages } from '../lib/doc-pages.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8');
@@ -11,12 +12,7 @@ const packageJson = JSON.parse(read('package.json')) as {
 };
 const major = (range: string) => Number(/(\d+)/.exec(range)?.[1]);
 /** The README and every page of docs/: commands in any of them are pasted by someone. */
-const docs = [
-  'README.md',
-  ...readdirSync(resolve(repoRoot, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => `docs/${name}`),
-];
+const docs = docPages(repoRoot);
 
 describe('the Node requirement', () => {
   it('is stated once: engines admits Node 20 (npm only), while .nvmrc and the pinned node package name the Node 24 the project runs on', () => {

@@ -1,0 +1,10 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The README and every page of docs/, as repository paths: what a reader reads and pastes from. */
+export const docPages = (repoRoot: string): string[] => [
+  'README.md',
+  ...readdirSync(join(repoRoot, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
