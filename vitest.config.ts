@@ -1,15 +1,31 @@
 import { defineConfig } from 'vitest/config';
 
+/** Groups that reach DynamoDB Local: only they start it (and so need Java); the others run without. */
+const withDynamoDbLocal = { globalSetup: ['test/global-setup.ts'] };
+
+/** One project per folder of test/, so each runs alone: `npm run test:<name>` (`vitest run --project <name>`). */
+const group = (name: string, extra: { globalSetup?: string[] } = {}) => ({
+  test: { name, include: [`test/${name}/**/*.test.ts`], ...extra },
+});
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // DynamoDB Local starts once per run; each test file makes tables of its own.
-    globalSetup: ['test/global-setup.ts'],
+    // Inline projects inherit every option below (vitest 5's `extends: true`), but not a root
+    // `globalSetup`: that would run for every run, unit tests alone included.
+    projects: [
+      group('unit'),
+      group('integration', withDynamoDbLocal),
+      group('http', withDynamoDbLocal),
+      group('infra'),
+      group('shipped', withDynamoDbLocal),
+      group('docs'),
+    ],
     // Many files mostly wait (child processes, DynamoDB Local, 5 s deadlines): one worker more
     // than a 2-core machine's default keeps both cores busy (measured: 315 s → 242 s).
     maxWorkers: 3,
     // Timeouts bound a hang, not speed: two suites at once on a 2-core machine take twice as long
-    // as one (issue 20), and a test that waits for a readiness signal must not fail for being slow.
+    // as one (docs/decisions.md, "Two suites at once"), and a test that waits for a readiness
+    // signal must not fail for being slow.
     testTimeout: 120_000,
     hookTimeout: 180_000,
     env: {

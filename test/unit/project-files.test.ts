@@ -1,12 +1,14 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import vitestConfig from '../../vitest.config.ts';
 import { docPages } from '../lib/doc-pages.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8');
 const packageJson = JSON.parse(read('package.json')) as {
   version: string;
+  scripts: Record<string, string>;
   engines: { node: string };
   devDependencies: Record<string, string>;
 };
@@ -78,5 +80,36 @@ describe('the README', () => {
     ]) {
       expect(sections.indexOf(before!), `${before} before ${after}`).toBeLessThan(sections.indexOf(after!));
     }
+  });
+});
+
+describe('the test groups (vitest projects)', () => {
+  const projects = (vitestConfig.test?.projects ?? []) as { test: { name: string; include: string[]; globalSetup?: string[] } }[];
+  /** The folders of test/ that hold test files. */
+  const folders = readdirSync(resolve(repoRoot, 'test'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && readdirSync(resolve(repoRoot, 'test', entry.name)).some((name) => name.endsWith('.test.ts')))
+    .map((entry) => entry.name);
+
+  it('are one per folder of test/ that holds tests, each run alone by `npm run test:<group>`', () => {
+    expect(folders.length).toBeGreaterThan(5);
+    expect(projects.map(({ test }) => test.name).sort()).toEqual([...folders].sort());
+    for (const { test } of projects) {
+      expect(test.include).toEqual([`test/${test.name}/**/*.test.ts`]);
+      expect(packageJson.scripts[`test:${test.name}`]).toBe(`vitest run --project ${test.name}`);
+    }
+    // `npm test` (what CI runs) still runs every group.
+    expect(packageJson.scripts.test).toBe('npm run typecheck && npm run lint && vitest run');
+  });
+
+  it('start DynamoDB Local (and so need Java) only where a file reaches it', () => {
+    const needing = projects.filter(({ test }) => test.globalSetup?.includes('test/global-setup.ts')).map(({ test }) => test.name);
+    expect(needing.sort()).toEqual(['http', 'integration', 'shipped']);
+    expect(vitestConfig.test?.globalSetup).toBeUndefined();
+    // The other groups' files use none of what reads the run's DynamoDB Local or starts one.
+    const reaching =
+      /^import [^;]*from '[^']*\/(?:lib\/local-api|lib\/service-process|local\/dynamodb-local)\.ts'|inject\('dynamoDbEndpoint'\)/m;
+    for (const { test } of projects.filter(({ test }) => !needing.includes(test.name)))
+      for (const name of readdirSync(resolve(repoRoot, 'test', test.name)).filter((file) => file.endsWith('.test.ts')))
+        expect(read(`test/${test.name}/${name}`), `test/${test.name}/${name}`).not.toMatch(reaching);
   });
 });
