@@ -134,7 +134,9 @@ const codeFiles = (dir = repoRoot): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return skipped.has(entry.name) ? [] : codeFiles(path);
-    return /\.(ts|js|ya?ml|json|sh)$/.test(entry.name) || dirname(path).endsWith(`${sep}.ci`) ? [path] : [];
+    return /\.(ts|js|ya?ml|json|sh)$/.test(entry.name) || entry.name === '.env.example' || dirname(path).endsWith(`${sep}.ci`)
+      ? [path]
+      : [];
   });
 
 describe('pointers into the docs from code, configuration and the OpenAPI document', () => {
@@ -150,11 +152,21 @@ describe('pointers into the docs from code, configuration and the OpenAPI docume
         })),
       );
     // The OpenAPI document and the code comments do point somewhere: the check is not vacuous.
-    expect(pointers.map(({ from }) => from)).toEqual(expect.arrayContaining(['docs/openapi.json', 'shared/dynamo.ts']));
+    expect(pointers.map(({ from }) => from)).toEqual(expect.arrayContaining(['docs/openapi.json', 'shared/dynamo.ts', '.env.example']));
     const broken = pointers.filter(
       ({ page, anchor }) => !existsSync(join(repoRoot, page)) || !anchorsOf(readFileSync(join(repoRoot, page), 'utf8')).has(anchor),
     );
     expect(broken.map(({ from, page, anchor }) => `${from}: ${page}#${anchor}`)).toEqual([]);
+  });
+});
+
+describe('.env.example, the first file a newcomer edits', () => {
+  it('points at the docs only as `page.md#anchor`, which the check above resolves, never by a section title', () => {
+    const mentions = readFileSync(join(repoRoot, '.env.example'), 'utf8')
+      .split('\n')
+      .filter((line) => /README|\.md\b|→/.test(line));
+    expect(mentions.length).toBeGreaterThan(0);
+    for (const line of mentions) expect(line.replace(/\b(?:docs\/[\w/-]+|README)\.md#[\w-]+/g, '')).not.toMatch(/README|\.md\b|→/);
   });
 });
 

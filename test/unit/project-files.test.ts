@@ -22,7 +22,7 @@ describe('the Node requirement', () => {
     expect(read('.nvmrc').trim()).toBe('24');
     expect(major(packageJson.devDependencies.node!)).toBe(24);
     expect(process.versions.node.split('.')[0]).toBe('24');
-    expect(read('README.md')).toContain('Prerequisites: **Node.js 20 or newer** with npm (`engines` in `package.json`)');
+    expect(read('README.md')).toContain('- **Node.js 20 or newer** with npm (`engines` in `package.json`)');
   });
 
   it('runs every TypeScript entry point through the pinned Node, never a bare node from the PATH', () => {
@@ -57,6 +57,14 @@ describe('the README', () => {
   it('is an entry page of a few hundred lines at most, its test command exactly `npm test` (CI runs it)', () => {
     expect(readme.split('\n').length).toBeLessThan(300);
     expect(readme).toMatch(/^npm test\s+#/m);
+  });
+
+  it('lists the prerequisites, the AWS CLI among them for deploying, and has a deploy command among its commands', () => {
+    const prerequisites = /^Prerequisites:\n\n((?:- .+\n(?: {2}.+\n)*)+)/m.exec(readme)?.[1] ?? '';
+    expect(prerequisites.match(/^- /gm)).toHaveLength(3);
+    expect(prerequisites).toMatch(/\*\*AWS CLI v2\*\*.*\n.*\(docs\/deploying\.md#from-an-empty-account/);
+    const commands = /^## Commands\n\n```sh\n([\s\S]*?)```/m.exec(readme)?.[1] ?? '';
+    expect(commands).toMatch(/^npx cdk deploy StoreOrders-staging\s+# .*docs\/deploying\.md/m);
   });
 
   it('has a table of contents that links every section, in the order a reader needs them', () => {
