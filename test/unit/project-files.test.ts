@@ -40,6 +40,10 @@ describe('the licence', () => {
 });
 
 describe('the README and docs/', () => {
+  it('name no issue numbers: a reader has never seen the tracker (what happened when is the CHANGELOG)', () => {
+    for (const doc of docs) expect(read(doc).match(/\bissues? #?\d+/gi) ?? [], doc).toEqual([]);
+  });
+
   it('have no placeholder in a shell block that would break a pasted command (`<…>` is a redirection to the shell)', () => {
     const shellLines = docs.flatMap((doc) =>
       [...read(doc).matchAll(/^ *```(?:sh|bash)\n([\s\S]*?)^ *```/gm)].flatMap((block) => block[1]!.split('\n')),
