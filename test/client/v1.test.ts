@@ -1,12 +1,13 @@
 /**
  * The client package (client/src) against the local service as `npm start` assembles it (real
  * handlers, authorizer, gateway, DynamoDB Local): exact ids both ways, each Error record as its
- * subclass, a 429 waited out, a daily quota not waited for.
+ * subclass, a 429 waited out, a daily quota not waited for, a store too large for one list.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BadRequestError,
+  ListTooLargeError,
   ConflictError,
   NotFoundError,
   type Order,
@@ -18,26 +19,10 @@ import {
 import type { LocalLimits } from '../../infra/local/rate-limits.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { localStage, type Tier } from '../../infra/stage-config.ts';
+import { readAll, recordingFetch } from '../lib/client.ts';
 import { order, startTestApi } from '../lib/local-api.ts';
 
 type Api = Awaited<ReturnType<typeof startTestApi>>;
-
-export const readAll = async <T>(items: AsyncIterable<T>): Promise<T[]> => {
-  const all: T[] = [];
-  for await (const item of items) all.push(item);
-  return all;
-};
-
-/** A fetch that records the status of every answer, so a test sees the retries a call made. */
-export const recordingFetch = () => {
-  const statuses: number[] = [];
-  const fetcher: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init);
-    statuses.push(response.status);
-    return response;
-  };
-  return { statuses, fetch: fetcher };
-};
 
 // Neighbours that a rounded id would hit: 2^53 + 1 rounds to 2^53, int64's ends round past int64.
 const big = ['9007199254740993', '9007199254740992', '9223372036854775807', '-9223372036854775808'];
@@ -164,5 +149,24 @@ describe('the client against the local service: 429', () => {
     const error = await client.cancelOrder(1n, { retry: { maxAttempts: 1 } }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'too_many_requests', attempts: 1, retryAfterSeconds: 1 });
     expect(statuses).toEqual([204, 429]);
+  });
+});
+
+describe('the client against the local service: a store larger than one list can carry', () => {
+  let api: Api;
+  beforeAll(async () => {
+    // The limits lowered, as test/http/list-size.test.ts does: deployed, about 1.4 million orders (5.6 with gzip).
+    api = await startTestApi(
+      ['1', '2', '3'].map((id) => order(id, 'pending')),
+      { environment: { LIST_MAX_ORDERS: '2', LIST_MAX_ORDERS_GZIP: '2' } },
+    );
+  });
+  afterAll(() => api.close());
+
+  it('throws ListTooLargeError (406 list_too_large) before any order, naming v2', async () => {
+    const client = new StoreOrdersClient({ baseUrl: api.url, apiKey: api.key });
+    const error = await readAll(client.listOrders()).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ListTooLargeError);
+    expect(error).toMatchObject({ code: 'list_too_large', status: 406, attempts: 1, message: expect.stringContaining('/v2') });
   });
 });
