@@ -61,11 +61,12 @@ class ValueReader {
   value(at: number, depth: number, int64: boolean): Parsed {
     const i = this.next(at);
     const c = this.text.charCodeAt(i);
+    // An int64 field holds an integer, or null.
+    if (int64 && c !== 0x2d && !(c >= 0x30 && c <= 0x39) && c !== 0x6e) this.fail('Expected an integer', i);
     if (c === 0x22) return this.string(i);
     if (c === 0x7b) return this.object(i, depth + 1);
     if (c === 0x5b) return this.array(i, depth + 1);
     if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return this.number(i, int64);
-    if (int64 && c !== 0x6e) this.fail('Expected an integer', i);
     return this.literal(i);
   }
 
