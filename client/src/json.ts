@@ -178,93 +178,211 @@ export const parseJsonExact = (text: string, int64Keys: Int64Keys): unknown => {
   return value;
 };
 
-type ArrayState = 'start' | 'first' | 'element' | 'separator' | 'done';
+/** What an int64 number is rewritten to before JSON.parse reads the element: a string with this mark in front. */
+const int64Mark = '~';
 
 /**
- * A top-level JSON array read as its text arrives: `push(chunk)` returns the elements completed
- * so far, `end()` throws unless the array was closed. Only the unread tail is kept between chunks.
+ * A top-level JSON array of objects (the v1 list) read as its text arrives: `push(chunk)` returns
+ * the elements completed so far, `end()` throws unless the array was closed. Only the unread tail
+ * is kept between chunks.
+ *
+ * Fast because `JSON.parse` does the parsing: a scan (strings skipped with `indexOf`) finds where
+ * each element ends and where an int64 field's number is, those numbers are quoted with a mark,
+ * the chunk's complete elements are parsed with one `JSON.parse`, and the marked strings become
+ * bigint. An int64 field whose value is not a plain integer (a string, a fraction, a key written
+ * with escapes so the scan cannot see it) is refused, never rounded.
  */
 export class JsonArrayStream {
-  #reader: ValueReader;
-  #state: ArrayState = 'start';
+  readonly #int64Keys: ReadonlySet<string>;
+  #text = '';
   /** Characters dropped from the front of the kept text, for offsets in messages. */
   #consumed = 0;
+  /** Where the scan goes on from, in #text. */
+  #at = 0;
+  #state: 'start' | 'value' | 'separator' | 'done' = 'start';
+  #first = true;
+  /** Inside an element: its start, nesting depth and the int64 numbers found in it. */
+  #elementStart = -1;
+  #depth = 0;
+  #marks: number[] = [];
+  /** The last string closed at depth 1 (a key, when a ":" follows). */
+  #keyStart = -1;
+  #keyEnd = -1;
 
   constructor(int64Keys: Int64Keys) {
-    this.#reader = new ValueReader('', false, int64Keys);
+    this.#int64Keys = int64Keys;
   }
 
-  /** Whether the closing `]` has been read. */
   get done(): boolean {
     return this.#state === 'done';
   }
 
   push(chunk: string): unknown[] {
-    const reader = this.#reader;
-    reader.text = reader.text === '' ? chunk : reader.text + chunk;
-    const elements: unknown[] = [];
-    let at = 0;
-    try {
-      for (;;) at = this.#step(at, elements);
-    } catch (error) {
-      if (error !== incomplete) throw this.#withOffset(error);
+    this.#text = this.#text === '' ? chunk : this.#text + chunk;
+    const pieces: string[] = [];
+    this.#scan(pieces);
+    // Keep from the start of the element being read (or the scan position between elements).
+    const keep = this.#elementStart >= 0 ? this.#elementStart : this.#at;
+    this.#text = this.#text.slice(keep);
+    this.#consumed += keep;
+    this.#at -= keep;
+    if (this.#elementStart >= 0) {
+      this.#keyStart -= keep;
+      this.#keyEnd -= keep;
+      this.#marks = this.#marks.map((mark) => mark - keep);
+      this.#elementStart = 0;
     }
-    this.#consumed += at;
-    reader.text = reader.text.slice(at);
+    return pieces.length === 0 ? [] : this.#parse(pieces);
+  }
+
+  end(): void {
+    if (this.#state !== 'done')
+      throw new JsonSyntaxError(`The array ended before its closing "]" (offset ${this.#consumed + this.#text.length})`);
+  }
+
+  #fail(message: string, at: number): never {
+    throw new JsonSyntaxError(`${message} at offset ${this.#consumed + at}`);
+  }
+
+  /** Scans #text from #at; each complete element's text (int64 numbers marked) goes to `pieces`. */
+  #scan(pieces: string[]): void {
+    const text = this.#text;
+    let i = this.#at;
+    while (i < text.length) {
+      const c = text.charCodeAt(i);
+      if (this.#depth > 0) {
+        i = this.#inElement(text, i, pieces);
+        if (i < 0) return;
+        continue;
+      }
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
+        i++;
+        continue;
+      }
+      if (this.#state === 'done') this.#fail('Unexpected text after the array', i);
+      if (this.#state === 'start') {
+        if (c !== 0x5b) this.#fail('Expected "["', i);
+        this.#state = 'value';
+      } else if (this.#state === 'separator') {
+        if (c === 0x5d) this.#state = 'done';
+        else if (c === 0x2c) this.#state = 'value';
+        else this.#fail('Expected "," or "]"', i);
+      } else if (c === 0x5d && this.#first) {
+        this.#state = 'done';
+      } else if (c === 0x7b) {
+        this.#elementStart = i;
+        this.#depth = 1;
+        this.#marks = [];
+      } else {
+        this.#fail('Expected an object', i);
+      }
+      i++;
+    }
+    this.#at = i;
+  }
+
+  /**
+   * Scans inside an element from `i` (a tight loop with locals: this is the hot path); returns
+   * the index after the element's closing brace, or -1 when the text ends inside it.
+   */
+  #inElement(text: string, i: number, pieces: string[]): number {
+    let depth = this.#depth;
+    let keyStart = this.#keyStart;
+    let keyEnd = this.#keyEnd;
+    const int64Keys = this.#int64Keys;
+    const length = text.length;
+    const save = (at: number) => {
+      this.#depth = depth;
+      this.#keyStart = keyStart;
+      this.#keyEnd = keyEnd;
+      this.#at = at;
+      return -1;
+    };
+    while (i < length) {
+      const c = text.charCodeAt(i);
+      if (c === 0x22) {
+        const end = closingQuote(text, i + 1);
+        if (end < 0) return save(i);
+        if (depth === 1) {
+          keyStart = i + 1;
+          keyEnd = end;
+        }
+        i = end + 1;
+      } else if (c === 0x7b || c === 0x5b) {
+        depth++;
+        i++;
+      } else if (c === 0x7d || c === 0x5d) {
+        i++;
+        if (--depth === 0) {
+          pieces.push(this.#marked(text, i));
+          this.#depth = 0;
+          this.#elementStart = -1;
+          this.#state = 'separator';
+          this.#first = false;
+          return i;
+        }
+      } else if (c === 0x3a && depth === 1 && int64Keys.has(text.slice(keyStart, keyEnd))) {
+        let start = i + 1;
+        while (start < length && isSpace(text.charCodeAt(start))) start++;
+        if (start === length) return save(i);
+        const d = text.charCodeAt(start);
+        if (d === 0x2d || (d >= 0x30 && d <= 0x39)) {
+          let end = start + 1;
+          while (end < length && isNumberChar(text.charCodeAt(end))) end++;
+          if (end === length) return save(i);
+          this.#marks.push(start, end);
+          i = end;
+        } else i = start;
+      } else i++;
+    }
+    return save(i);
+  }
+
+  /** The element's text from #elementStart to `end`, each int64 number quoted with the mark. */
+  #marked(text: string, end: number): string {
+    const marks = this.#marks;
+    if (marks.length === 0) return text.slice(this.#elementStart, end);
+    let out = '';
+    let from = this.#elementStart;
+    for (let m = 0; m < marks.length; m += 2) {
+      out += `${text.slice(from, marks[m])}"${int64Mark}${text.slice(marks[m], marks[m + 1])}"`;
+      from = marks[m + 1]!;
+    }
+    return out + text.slice(from, end);
+  }
+
+  /** The chunk's complete elements, parsed by JSON.parse at once; marked int64 strings become bigint. */
+  #parse(pieces: string[]): unknown[] {
+    let elements: Record<string, unknown>[];
+    try {
+      elements = JSON.parse(`[${pieces.join(',')}]`) as Record<string, unknown>[];
+    } catch (error) {
+      throw new JsonSyntaxError(`Invalid element before offset ${this.#consumed + this.#at}: ${(error as Error).message}`);
+    }
+    for (const element of elements)
+      for (const key of this.#int64Keys) {
+        const value = element[key];
+        if (value === undefined || value === null) continue;
+        if (typeof value !== 'string' || value[0] !== int64Mark || !integerPattern.test(value.slice(1)))
+          throw new JsonSyntaxError(
+            `Expected an integer for "${key}", got ${typeof value === 'string' && value[0] === int64Mark ? value.slice(1) : JSON.stringify(value)}`,
+          );
+        element[key] = BigInt(value.slice(1));
+      }
     return elements;
   }
-
-  /** The text has ended: throws when the array is not complete or something follows it. */
-  end(): void {
-    const reader = this.#reader;
-    reader.final = true;
-    if (this.#state !== 'done')
-      throw new JsonSyntaxError(`The array ended before its closing "]" (offset ${this.#consumed + reader.text.length})`);
-    const rest = reader.skipSpace(0);
-    if (rest !== reader.text.length) throw new JsonSyntaxError(`Unexpected text after the array at offset ${this.#consumed + rest}`);
-  }
-
-  /** One step of the array's grammar from `at`; returns where the next step starts, or throws `incomplete`. */
-  #step(at: number, elements: unknown[]): number {
-    const reader = this.#reader;
-    if (this.#state === 'done') {
-      const rest = reader.skipSpace(at);
-      if (rest !== reader.text.length) reader.fail('Unexpected text after the array', rest);
-      throw incomplete;
-    }
-    const i = reader.next(at);
-    const c = reader.text.charCodeAt(i);
-    switch (this.#state) {
-      case 'start':
-        if (c !== 0x5b) reader.fail('Expected "["', i);
-        this.#state = 'first';
-        return i + 1;
-      case 'first':
-      case 'separator':
-        if (c === 0x5d) {
-          this.#state = 'done';
-          return i + 1;
-        }
-        if (this.#state === 'separator') {
-          if (c !== 0x2c) reader.fail('Expected "," or "]"', i);
-          this.#state = 'element';
-          return i + 1;
-        }
-        return this.#element(i, elements);
-      case 'element':
-        return this.#element(i, elements);
-    }
-  }
-
-  #element(at: number, elements: unknown[]): number {
-    const { value, end } = this.#reader.value(at, 1, false);
-    elements.push(value);
-    this.#state = 'separator';
-    return end;
-  }
-
-  #withOffset(error: unknown): unknown {
-    if (!(error instanceof JsonSyntaxError) || this.#consumed === 0) return error;
-    return new JsonSyntaxError(error.message.replace(/at offset (\d+)$/, (_, at: string) => `at offset ${Number(at) + this.#consumed}`));
-  }
 }
+
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+/** Digits, ".", "e", "E", "+", "-": the characters a number is made of. */
+const isNumberChar = (c: number) => (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d;
+
+/** The index of the quote that closes a string whose content starts at `from` (-1: not in the text yet). */
+const closingQuote = (text: string, from: number): number => {
+  for (let at = text.indexOf('"', from); at >= 0; at = text.indexOf('"', at + 1)) {
+    let backslashes = 0;
+    while (text.charCodeAt(at - 1 - backslashes) === 0x5c) backslashes++;
+    if (backslashes % 2 === 0) return at;
+  }
+  return -1;
+};
