@@ -27,7 +27,7 @@ const shippedImports = (leavesShared) => [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', 'test/generated/', 'coverage/'] },
+  { ignores: ['node_modules/', 'cdk.out/', 'test/generated/', 'coverage/', 'client/dist/', 'client/src/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

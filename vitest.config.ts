@@ -19,6 +19,7 @@ export default defineConfig({
       group('infra'),
       group('shipped', withDynamoDbLocal),
       group('docs'),
+      group('client', withDynamoDbLocal),
     ],
     // Many files mostly wait (child processes, DynamoDB Local, 5 s deadlines): one worker more
     // than a 2-core machine's default keeps both cores busy (measured: 315 s → 242 s).

@@ -9,15 +9,18 @@ import { describe, expect, it } from 'vitest';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 
-/** The folders that carry an index: every folder under functions/, shared/ and infra/, and test/, test/lib, test/perf. */
+/** Built or installed, never committed: not indexed (client/dist/ is what `npm pack` builds). */
+const unindexed = new Set(['node_modules', 'dist']);
+
+/** The folders that carry an index: every folder under functions/, shared/, infra/ and client/, and test/, test/lib, test/perf. */
 const indexedFolders = (): string[] => {
   const walk = (dir: string): string[] => [
     dir,
     ...readdirSync(join(repoRoot, dir), { withFileTypes: true })
-      .filter((entry) => entry.isDirectory())
+      .filter((entry) => entry.isDirectory() && !unindexed.has(entry.name))
       .flatMap((entry) => walk(`${dir}/${entry.name}`)),
   ];
-  return [...['functions', 'shared', 'infra'].flatMap(walk), 'test', 'test/lib', 'test/perf'];
+  return [...['functions', 'shared', 'infra', 'client'].flatMap(walk), 'test', 'test/lib', 'test/perf'];
 };
 
 /** What an index names: the entry of each backticked name starting a list item ("- `gateway.ts` — …", "- `cdk/` — …", "- `monitoring/alarms.ts` — …" names monitoring). */
@@ -26,7 +29,9 @@ export const namesListed = (markdown: string): string[] => [
 ];
 
 const entriesOf = (dir: string): string[] =>
-  readdirSync(join(repoRoot, dir)).filter((name) => name !== 'README.md' && !name.startsWith('.'));
+  readdirSync(join(repoRoot, dir)).filter(
+    (name) => name !== 'README.md' && !name.startsWith('.') && !unindexed.has(name) && !name.endsWith('.tgz'),
+  );
 
 describe('each folder index', () => {
   it.each(indexedFolders())('%s/README.md names exactly what the folder holds', (dir) => {

@@ -14,7 +14,7 @@ const built = new Set(['docs/api-reference.html']);
 
 /** Backticked paths under the project's own top-level folders. */
 export const pathsNamed = (markdown: string): string[] => [
-  ...new Set([...markdown.matchAll(/`((?:functions|shared|infra|test|docs|\.ci|\.github)\/[\w./-]*)`/g)].map(([, path]) => path!)),
+  ...new Set([...markdown.matchAll(/`((?:functions|shared|infra|client|test|docs|\.ci|\.github)\/[\w./-]*)`/g)].map(([, path]) => path!)),
 ];
 
 const pages = docPages(repoRoot);

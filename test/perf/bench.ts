@@ -35,6 +35,7 @@ import * as z from '../../shared/zod.ts';
 import { createDocumentClient, type DocumentClient } from '../../shared/dynamo.ts';
 import { cancelOrder } from '../../shared/orders-repository.ts';
 import type { Order } from '../../shared/schemas.ts';
+import { benchClient, clientReport } from './bench-client.ts';
 import { median, report } from './bench-report.ts';
 
 const positiveInt = (name: string, fallback: number, min = 1): number => {
@@ -85,6 +86,7 @@ const steps = [
   'list: warm-up and checks',
   'list: timed rounds',
   'list: memory runs',
+  'client package: list',
   'cancel: concurrent clients',
   'cancel: one client',
 ] as const;
@@ -484,11 +486,18 @@ const main = async () => {
     });
 
     const listed = await benchList(raw, `${gateway.url}/store/orders`, auth);
+    // Before the cancels, which add orders of their own: the client lists exactly the seeded ones.
+    step('client package: list', `${settings.reps} rounds of fetch + JSON.parse and of the client (bench-client.ts)`);
+    const clientBench = clientReport(
+      await benchClient({ baseUrl: gateway.url, apiKey: key, orders: settings.orders, reps: settings.reps, gc, log }),
+      settings.orders,
+    );
     const cancelled = await benchCancel(orders, raw, gateway, auth);
-    const { text, json, missed } = report({ seedMs, ...listed, ...cancelled }, settings);
+    const { text, json, missed: serviceMissed } = report({ seedMs, ...listed, ...cancelled }, settings);
+    const missed = serviceMissed + clientBench.missed;
     await mkdir(dirname(settings.out), { recursive: true });
-    await writeFile(settings.out, `${JSON.stringify(json, null, 2)}\n`);
-    process.stdout.write(`${text}\nFull results, every sample: ${relative(process.cwd(), settings.out)}\n`);
+    await writeFile(settings.out, `${JSON.stringify({ ...json, client: clientBench.json }, null, 2)}\n`);
+    process.stdout.write(`${text}\n${clientBench.text}\nFull results, every sample: ${relative(process.cwd(), settings.out)}\n`);
     log('done');
     if (missed > 0 && settings.strict) {
       log(`${missed} target(s) missed and BENCH_STRICT=1`);
