@@ -3,7 +3,17 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
 import { metricNames } from '../../../shared/observability.ts';
 import { basePath } from '../../../shared/routes.ts';
-import { apiMetric, functionLogGroups, latencyWatched, longRunning, period, serviceMetric, tooManyRequestsOf } from './metrics.ts';
+import {
+  apiMetric,
+  dynamoDbCallMetric,
+  dynamoDbOperations,
+  functionLogGroups,
+  latencyWatched,
+  longRunning,
+  period,
+  serviceMetric,
+  tooManyRequestsOf,
+} from './metrics.ts';
 import type { StoreFunction } from '../store-function.ts';
 import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
 
@@ -19,6 +29,7 @@ export function addDashboard(scope: Construct, props: Props, prefix: string, ala
   dashboard.addWidgets(limitedRequestsRow(props));
   dashboard.addWidgets(...functionsRow(props));
   dashboard.addWidgets(tablesRow(props));
+  dashboard.addWidgets(...dynamoDbCallsRow(props));
   dashboard.addWidgets(recentErrorsRow(props));
   return dashboard;
 }
@@ -115,6 +126,24 @@ const tablesRow = ({ tables }: Props) =>
       table.metricConsumedWriteCapacityUnits({ statistic: 'Sum', period, label: `${tableId} write units` }),
     ]),
   });
+
+/** The functions' own view of DynamoDB (shared/dynamo-calls.ts): each call's time, retries included, and throttled attempts, per operation. */
+const dynamoDbCallsRow = (props: Props) => {
+  const perOperation = (metricName: string, statistic: string) =>
+    dynamoDbOperations(props).map((operation) => dynamoDbCallMetric(props, metricName, operation, statistic).with({ label: operation }));
+  return [
+    new cloudwatch.GraphWidget({
+      title: 'DynamoDB calls p99 (ms); slowest: saved query slowest-dynamodb-calls',
+      width: 12,
+      left: perOperation(metricNames.dynamoDbLatency, 'p99'),
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'DynamoDB throttled attempts',
+      width: 12,
+      left: perOperation(metricNames.dynamoDbThrottles, 'Sum'),
+    }),
+  ];
+};
 
 const recentErrorsRow = (props: Props) =>
   new cloudwatch.LogQueryWidget({
