@@ -36,6 +36,7 @@ import { createDocumentClient, type DocumentClient } from '../../shared/dynamo.t
 import { cancelOrder } from '../../shared/orders-repository.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { median, report } from './bench-report.ts';
+import { benchCallTiming } from './call-timing.ts';
 
 const positiveInt = (name: string, fallback: number, min = 1): number => {
   const text = process.env[name];
@@ -485,10 +486,12 @@ const main = async () => {
 
     const listed = await benchList(raw, `${gateway.url}/store/orders`, auth);
     const cancelled = await benchCancel(orders, raw, gateway, auth);
+    const timing = await benchCallTiming(dynamoDb.endpoint, tables.apiKeys);
     const { text, json, missed } = report({ seedMs, ...listed, ...cancelled }, settings);
     await mkdir(dirname(settings.out), { recursive: true });
-    await writeFile(settings.out, `${JSON.stringify(json, null, 2)}\n`);
-    process.stdout.write(`${text}\nFull results, every sample: ${relative(process.cwd(), settings.out)}\n`);
+    const { text: timingText, ...timingFigures } = timing;
+    await writeFile(settings.out, `${JSON.stringify({ ...json, callTiming: timingFigures }, null, 2)}\n`);
+    process.stdout.write(`${text}\n${timingText}\nFull results, every sample: ${relative(process.cwd(), settings.out)}\n`);
     log('done');
     if (missed > 0 && settings.strict) {
       log(`${missed} target(s) missed and BENCH_STRICT=1`);

@@ -240,6 +240,40 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     expect(completed.find((line) => line.request_id === `api-${stage}-list`)).toMatchObject({ firstByteMs: expect.any(Number) });
   });
 
+  it("lists each request's DynamoDB calls on its last line, as the runbook and the slowest-dynamodb-calls query read them", () => {
+    const last = (requestId: string) => logLines().find((line) => line.request_id === requestId && Array.isArray(line.dynamoDb));
+    const callsOf = (line: Record<string, unknown> | undefined) =>
+      (line?.dynamoDb as { operation: string; table: string; ms: number; attempts: number; throttled: number; error?: string }[]) ?? [];
+    const cancel = last(`api-${stage}-cancel`);
+    expect(cancel).toMatchObject({
+      message: 'request completed',
+      dynamoDbCalls: 1,
+      dynamoDbSlowestOperation: 'UpdateItem',
+      dynamoDbThrottled: 0,
+    });
+    expect(callsOf(cancel)).toEqual([
+      {
+        operation: 'UpdateItem',
+        table: expect.stringMatching(/orders/),
+        ms: expect.any(Number),
+        attempts: 1,
+        capacity: expect.any(Number),
+        throttled: 0,
+      },
+    ]);
+    // DynamoDB unreachable: the call's attempts and its error are on the failed request's line.
+    const down = last(`api-${stage}-cancel-down`);
+    expect(down).toMatchObject({ message: 'request failed', statusCode: 503 });
+    expect(callsOf(down)[0]).toMatchObject({ operation: 'UpdateItem', error: expect.any(String) });
+    expect(callsOf(down)[0]!.attempts).toBeGreaterThan(1);
+    // The streamed list's line, written when its last byte went out: its lease, its Scan pages, the lease given back.
+    const list = last(`api-${stage}-list`);
+    expect(list).toMatchObject({ message: 'request completed', firstByteMs: expect.any(Number) });
+    for (const operation of ['PutItem', 'Scan', 'DeleteItem']) expect(callsOf(list).map((call) => call.operation)).toContain(operation);
+    const granted = logLines().find((line) => line.message === 'authorization granted');
+    expect(callsOf(granted)).toEqual([expect.objectContaining({ operation: 'GetItem', attempts: 1 })]);
+  });
+
   it('emits each metric in the service namespace with exactly the dimensions the stage reads, and reads nothing it does not emit', () => {
     const emitted = emfLines().flatMap((line) => {
       const aws = line._aws as { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] };
