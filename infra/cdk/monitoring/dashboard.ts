@@ -14,16 +14,18 @@ import {
   serviceMetric,
   tooManyRequestsOf,
 } from './metrics.ts';
+import { errorBudgetWidgets } from './slo.ts';
 import type { StoreFunction } from '../store-function.ts';
 import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
 
 type Props = StoreOrdersMonitoringProps;
 
 /** The stage's dashboard, one row of widgets after another, top to bottom. */
-export function addDashboard(scope: Construct, props: Props, prefix: string, alarms: cloudwatch.Alarm[]): cloudwatch.Dashboard {
+export function addDashboard(scope: Construct, props: Props, prefix: string, alarms: cloudwatch.IAlarm[]): cloudwatch.Dashboard {
   const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', { dashboardName: prefix, defaultInterval: Duration.hours(3) });
   dashboard.addWidgets(header(props, prefix));
   dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms, width: 24, height: 4 }));
+  dashboard.addWidgets(...errorBudgetWidgets(props));
   dashboard.addWidgets(...trafficRow(props));
   dashboard.addWidgets(...listAndKeysRow(props));
   dashboard.addWidgets(limitedRequestsRow(props));
