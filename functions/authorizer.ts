@@ -4,6 +4,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Contex
 import { bearerToken, findActiveKey, methodAndPathOf, wholeApiArn } from '../shared/api-keys.ts';
 import { functionEnv, readConfig } from '../shared/config.ts';
 import { callDeadline, createDocumentClient } from '../shared/dynamo.ts';
+import { dynamoDbFields, publishDynamoDbMetrics, startDynamoDbRecord } from '../shared/dynamo-calls.ts';
 import { logger, metricNames, metrics, metricsMiddleware } from '../shared/observability.ts';
 import { operationAt } from '../shared/routes.ts';
 
@@ -18,15 +19,19 @@ const refusal = 'Unauthorized';
  * Every line of an authorization carries the operation the request is for (from the method
  * ARN; a TOKEN event has no API request id: the access log's `authorizerRequestId` is this
  * invocation's `function_request_id`). A failure that is not a refusal is logged as an error.
+ * The line that says how it ended carries the key lookup's DynamoDB call (shared/dynamo-calls.ts).
  */
 const authorizationEnvelope: MiddlewareObj<APIGatewayTokenAuthorizerEvent> = {
   before: (request) => {
     const { method, path } = methodAndPathOf(request.event.methodArn);
     logger.resetKeys();
     logger.appendKeys({ operation: operationAt(method, path) ?? 'unknown' });
+    startDynamoDbRecord();
   },
+  after: () => publishDynamoDbMetrics(),
   onError: (request) => {
-    if (request.error?.message !== refusal) logger.error('authorizer failed', { error: request.error });
+    if (request.error?.message !== refusal) logger.error('authorizer failed', { error: request.error, ...dynamoDbFields() });
+    publishDynamoDbMetrics();
   },
 };
 
@@ -42,10 +47,13 @@ const authorize = async (event: APIGatewayTokenAuthorizerEvent, context: Context
   const key = token === undefined ? undefined : await findActiveKey(apiKeys, token, callDeadline(context));
   if (key === undefined) {
     metrics.addMetric(metricNames.authFailures, 'Count', 1);
-    logger.info('authorization refused', { reason: token === undefined ? 'malformed_header' : 'unknown_or_revoked_key' });
+    logger.info('authorization refused', {
+      reason: token === undefined ? 'malformed_header' : 'unknown_or_revoked_key',
+      ...dynamoDbFields(),
+    });
     throw new Error(refusal);
   }
-  logger.info('authorization granted', { key_id: key.keyId });
+  logger.info('authorization granted', { key_id: key.keyId, ...dynamoDbFields() });
   return {
     principalId: key.keyId,
     policyDocument: {

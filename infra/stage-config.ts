@@ -163,6 +163,22 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
      * or the keys table broken), a trickle of wrong keys is not.
      */
     readonly refusedShare: { readonly percent: number; readonly minRequests: number };
+    /**
+     * The service level objectives over 30 days (docs/operating.md#service-level-objectives), whose
+     * burn-rate alarms page (infra/cdk/monitoring/slo.ts): the percentage of requests answered
+     * without a 5xx; of cancels answered (API Gateway's latency of DELETE) and of lists' first bytes
+     * (ListFirstByte) within their threshold.
+     */
+    readonly slo: {
+      readonly availabilityPercent: number;
+      readonly cancelLatency: { readonly percent: number; readonly thresholdMs: number };
+      readonly listFirstByte: { readonly percent: number; readonly thresholdMs: number };
+    };
+    /**
+     * What the stage is expected to cost a month, in USD (docs/deploying.md#what-it-costs): the
+     * account stack's AWS Budget is the sum over the stages.
+     */
+    readonly monthlyCostUsd: number;
   };
   /** Serve the stage at https://<domainName>/v1 as well (a regional ACM certificate in the stack's region). */
   readonly customDomain?: { readonly domainName: string; readonly certificateArn: string };
@@ -225,6 +241,13 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       authFailures: 100,
       // The canary alone makes 5 requests a minute, one a deliberate wrong key (20%): a broken authorizer makes it 100%.
       refusedShare: { percent: 50, minRequests: 5 },
+      slo: {
+        availabilityPercent: 99.5,
+        cancelLatency: { percent: 99, thresholdMs: 3000 },
+        listFirstByte: { percent: 99, thresholdMs: 4000 },
+      },
+      // At rest $6 + the synthetic client $55 + 100,000 cancels $0.43 + 3,000 lists $3.30, rounded up.
+      monthlyCostUsd: 70,
     },
   },
   production: {
@@ -272,6 +295,13 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       functionErrors: 1,
       authFailures: 50,
       refusedShare: { percent: 50, minRequests: 20 },
+      slo: {
+        availabilityPercent: 99.9,
+        cancelLatency: { percent: 99, thresholdMs: 1500 },
+        listFirstByte: { percent: 99, thresholdMs: 2000 },
+      },
+      // At rest $6 + the synthetic client $55 + 1,000,000 cancels $4.34 + 30,000 lists $33, rounded up.
+      monthlyCostUsd: 100,
     },
   },
 };

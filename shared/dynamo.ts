@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { addCallTiming } from './dynamo-calls.ts';
 import { apiError } from './errors.ts';
 
 export type DocumentClient = DynamoDBDocumentClient;
@@ -77,6 +78,8 @@ export const createDocumentClient = (options: { endpoint?: string | undefined; r
   // The SDK's logger middleware copies and redacts every response for a logger that is never set:
   // measured by `npm run bench` at ~30% of the list's CPU (docs/developing.md#performance).
   client.middlewareStack.remove('loggerMiddleware');
+  // Each call's time, attempts, capacity and throttles, for the request's completion line and metrics.
+  addCallTiming(client);
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true },
     unmarshallOptions: { wrapNumbers: true },

@@ -3,6 +3,7 @@ import type { MiddlewareObj, Request } from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { finished, Readable } from 'node:stream';
+import { dynamoDbFields, publishDynamoDbMetrics, startDynamoDbRecord } from './dynamo-calls.ts';
 import { errorRecord, isApiError } from './errors.ts';
 import { logger, metricsMiddleware } from './observability.ts';
 import { deprecationHeaders, type Route } from './routes.ts';
@@ -34,6 +35,8 @@ const isStream = (body: unknown): body is Readable => body instanceof Readable;
  * The request's log keys are replaced when a request starts, not removed when the handler
  * returns: a streamed body is still being written after that, and its lines must carry them.
  * A streamed answer is logged when its body has ended (or failed), with its time to first byte.
+ * The line carries the DynamoDB calls the request made (shared/dynamo-calls.ts), whose
+ * per-operation metrics are published with it.
  */
 const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, HttpResponse> => {
   const { operation } = route;
@@ -44,6 +47,11 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
     startedAt.set(request, performance.now());
     logger.resetKeys();
     logger.appendKeys({ request_id: request.event.requestContext?.requestId, operation });
+    startDynamoDbRecord();
+  };
+  const complete = (level: 'info' | 'error', message: string, entry: Record<string, unknown>) => {
+    logger[level](message, { ...entry, ...dynamoDbFields() });
+    publishDynamoDbMetrics();
   };
   const finish = (request: Request<APIGatewayProxyEvent, HttpResponse>) => {
     const response = request.response;
@@ -57,13 +65,19 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
     if (isStream(response.body)) {
       const firstByteMs = entry.latencyMs;
       finished(response.body, (streamError) => {
-        if (!streamError) logger.info('request completed', { ...entry, latencyMs: elapsedMs(), firstByteMs });
+        if (!streamError) complete('info', 'request completed', { ...entry, latencyMs: elapsedMs(), firstByteMs });
         // The status line is gone already: the client sees a cut connection, on-call sees this.
         else
-          logger.error('response cut short', { ...entry, outcome: 'truncated', latencyMs: elapsedMs(), firstByteMs, error: streamError });
+          complete('error', 'response cut short', {
+            ...entry,
+            outcome: 'truncated',
+            latencyMs: elapsedMs(),
+            firstByteMs,
+            error: streamError,
+          });
       });
-    } else if (response.statusCode >= 500) logger.error('request failed', { ...entry, error });
-    else logger.info('request completed', entry);
+    } else if (response.statusCode >= 500) complete('error', 'request failed', { ...entry, error });
+    else complete('info', 'request completed', entry);
   };
   return { before, after: finish, onError: finish };
 };

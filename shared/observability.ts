@@ -36,6 +36,10 @@ export const metricNames = {
   /** Likewise: requests answered 401, and all requests, whose ratio the RefusedShare alarm watches. */
   refusedRequests: 'RefusedRequests',
   requests: 'Requests',
+  /** Each DynamoDB call's time (ms), its retries included, per DynamoDB operation (shared/dynamo-calls.ts). */
+  dynamoDbLatency: 'DynamoDbLatency',
+  /** DynamoDB attempts throttled, per request and DynamoDB operation (0 included). */
+  dynamoDbThrottles: 'DynamoDbThrottles',
 } as const;
 
 /** Publishes what a request recorded; unlike Powertools' logMetrics, says nothing when it recorded nothing. */

@@ -8,6 +8,7 @@ import type { routes } from '../../shared/routes.ts';
 import { addAlarms, addAlarmTopic } from './monitoring/alarms.ts';
 import { addDashboard, dashboardUrl } from './monitoring/dashboard.ts';
 import { addSavedQueries } from './monitoring/queries.ts';
+import { addSloAlarms } from './monitoring/slo.ts';
 import type { StageConfig } from '../stage-config.ts';
 import type { StoreFunction } from './store-function.ts';
 
@@ -38,6 +39,8 @@ export class StoreOrdersMonitoring extends Construct {
    * a new version and rolls back when one goes off (at most 10 per deployment group).
    */
   readonly guardAlarms: cloudwatch.Alarm[];
+  /** The SLOs' burn-rate alarms (monitoring/slo.ts): composite alarms, each of a long and a short window. */
+  readonly sloAlarms: cloudwatch.CompositeAlarm[];
   readonly dashboard: cloudwatch.Dashboard;
   readonly dashboardUrl: string;
 
@@ -46,7 +49,8 @@ export class StoreOrdersMonitoring extends Construct {
     const prefix = `StoreOrders-${props.config.stage}`;
     this.alarmTopic = addAlarmTopic(this, props.config, prefix);
     ({ all: this.alarms, guards: this.guardAlarms } = addAlarms(this, props, prefix, this.alarmTopic));
-    this.dashboard = addDashboard(this, props, prefix, this.alarms);
+    this.sloAlarms = addSloAlarms(this, props, prefix, this.alarmTopic);
+    this.dashboard = addDashboard(this, props, prefix, [...this.sloAlarms, ...this.alarms]);
     this.dashboardUrl = dashboardUrl(prefix);
     addSavedQueries(this, props, prefix);
   }

@@ -134,6 +134,7 @@ export class StoreOrdersStack extends Stack {
       tables: [
         { id: 'OrdersTable', table: this.ordersTable, operations: [dynamodb.Operation.SCAN, dynamodb.Operation.UPDATE_ITEM] },
         { id: 'ApiKeysTable', table: this.apiKeysTable, operations: [dynamodb.Operation.GET_ITEM] },
+        { id: 'ListLeasesTable', table: this.listLeasesTable, operations: [dynamodb.Operation.PUT_ITEM, dynamodb.Operation.DELETE_ITEM] },
       ],
     });
     for (const fn of [this.authorizerFunction, ...this.routeFunctions.map(({ fn }) => fn)]) fn.addGuardAlarms(this.monitoring.guardAlarms);

@@ -9,26 +9,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { localStage, type StageConfig, stages, unlimitedTier } from '../../infra/stage-config.ts';
 import { repoRoot, stageNames, synthApp } from '../lib/cdk.ts';
+import { tableRows } from '../lib/markdown.ts';
 
 const page = (name: string) => readFileSync(join(repoRoot, 'docs', name), 'utf8');
-
-/** The Markdown table whose header row starts with `firstHeader`: its body rows, cells trimmed (indented tables too). */
-export const tableRows = (markdown: string, firstHeader: string): string[][] => {
-  const lines = markdown.split('\n').map((line) => line.trim());
-  const start = lines.findIndex((line) => new RegExp(`^\\|\\s*${firstHeader}\\s*\\|`).test(line));
-  if (start === -1) throw new Error(`no table starting with "${firstHeader}"`);
-  const rows: string[][] = [];
-  for (const line of lines.slice(start + 2)) {
-    if (!line.startsWith('|')) break;
-    rows.push(
-      line
-        .slice(1, -1)
-        .split('|')
-        .map((cell) => cell.trim()),
-    );
-  }
-  return rows;
-};
 
 /** `1 000 000` or `1,000,000` → 1000000. */
 const count = (text: string) => Number(text.replace(/[\s,]/g, ''));

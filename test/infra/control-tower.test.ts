@@ -42,6 +42,7 @@ describe('the Control Tower proactive controls', () => {
   it('acknowledges in production only what the controls cannot read or what is decided against, each with a reason', () => {
     // CT.LAMBDA.PR.2: the SourceArn CDK builds from the account id is no literal; CT.LAMBDA.PR.3: no VPC, see the reason.
     // CT.S3.PR.2/4/9/10/11: the Synthetics canary's bucket of its own run logs (infra/cdk/release-checks.ts).
+    // CT.CLOUDWATCH.PR.1: the SLOs' window alarms, whose composite alarm notifies (infra/cdk/monitoring/slo.ts).
     const canaryBucket = [
       's3_bucket_default_encryption_kms_check',
       's3_bucket_logging_enabled_check',
@@ -50,12 +51,14 @@ describe('the Control Tower proactive controls', () => {
       's3_event_notifications_enabled_check',
     ];
     expect(rulesIn('StoreOrders-production')).toEqual([
+      'cloudwatch_alarm_action_check',
       'lambda_function_public_access_prohibited_check',
       'lambda_inside_vpc_check',
       ...canaryBucket,
     ]);
     // Staging also keeps its logs for less than a year.
     expect(rulesIn('StoreOrders-staging')).toEqual([
+      'cloudwatch_alarm_action_check',
       'cloudwatch_log_group_retention_period_check',
       'lambda_function_public_access_prohibited_check',
       'lambda_inside_vpc_check',

@@ -27,6 +27,8 @@ const alarmIds = [
   'OrdersTableSystemErrors',
   'ApiKeysTableThrottles',
   'ApiKeysTableSystemErrors',
+  'ListLeasesTableThrottles',
+  'ListLeasesTableSystemErrors',
   'CanaryFailed',
   'CanaryStopped',
   'RefusedShare',
@@ -36,7 +38,9 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
   const config = stages[stage];
   const t = template(stage);
   const prefix = `StoreOrders-${stage}`;
-  const alarms = () => Object.values(t.findResources('AWS::CloudWatch::Alarm'));
+  // The SLOs' window alarms notify nobody themselves: their composite alarms do (test/infra/slo.test.ts).
+  const alarms = () =>
+    Object.values(t.findResources('AWS::CloudWatch::Alarm')).filter((alarm) => !/Burn(Long|Short)$/.test(alarm.Properties.AlarmName));
   const alarmNamed = (id: string) => alarms().find((alarm) => alarm.Properties.AlarmName === `${prefix}-${id}`)?.Properties;
 
   it('has exactly the alarms the runbook explains, all notifying the stage alarm topic', () => {
@@ -216,6 +220,9 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
     expect(expression('OrdersTableThrottles')).toBe('FILL(scan, 0) + FILL(updateitem, 0)');
     expect(expression('OrdersTableSystemErrors')).toBe('FILL(scan, 0) + FILL(updateitem, 0)');
     expect(expression('ApiKeysTableThrottles')).toBe('FILL(getitem, 0)');
+    // Every list writes its lease before its first byte and deletes it at its end.
+    expect(expression('ListLeasesTableThrottles')).toBe('FILL(putitem, 0) + FILL(deleteitem, 0)');
+    expect(expression('ListLeasesTableSystemErrors')).toBe('FILL(putitem, 0) + FILL(deleteitem, 0)');
     for (const alarm of alarms()) {
       for (const metric of (alarm.Properties.Metrics ?? []) as { Expression?: string; Id: string }[]) {
         if (metric.Expression === undefined) continue;
@@ -226,14 +233,28 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
     }
   });
 
-  it('alarms on DynamoDB throttles and system errors of both tables', () => {
-    const metricNamesOf = (id: string) =>
-      ((alarmNamed(id)?.Metrics ?? []) as { MetricStat?: { Metric: { MetricName: string } } }[]).flatMap((m) =>
-        m.MetricStat ? [m.MetricStat.Metric.MetricName] : [],
-      );
-    for (const table of ['OrdersTable', 'ApiKeysTable']) {
-      expect(new Set(metricNamesOf(`${table}Throttles`))).toEqual(new Set(['ThrottledRequests']));
-      expect(new Set(metricNamesOf(`${table}SystemErrors`))).toEqual(new Set(['SystemErrors']));
+  it('alarms on DynamoDB throttles and system errors of each of the three tables, read from that table', () => {
+    const statsOf = (id: string) =>
+      (
+        (alarmNamed(id)?.Metrics ?? []) as {
+          MetricStat?: { Metric: { MetricName: string; Dimensions: { Name: string; Value: unknown }[] } };
+        }[]
+      ).flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
+    const tables = t.findResources('AWS::DynamoDB::Table');
+    expect(Object.keys(tables)).toHaveLength(3);
+    for (const table of ['OrdersTable', 'ApiKeysTable', 'ListLeasesTable']) {
+      const logical = Object.keys(tables).find((id) => id.startsWith(table))!;
+      for (const [alarmId, metricName] of [
+        [`${table}Throttles`, 'ThrottledRequests'],
+        [`${table}SystemErrors`, 'SystemErrors'],
+      ] as const) {
+        const metrics = statsOf(alarmId);
+        expect(metrics.length, alarmId).toBeGreaterThan(0);
+        for (const metric of metrics) {
+          expect(metric.MetricName).toBe(metricName);
+          expect(metric.Dimensions).toContainEqual({ Name: 'TableName', Value: { Ref: logical } });
+        }
+      }
     }
   });
 
@@ -261,9 +282,16 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
   it('saves Logs Insights queries for on-call', () => {
     const names = Object.values(t.findResources('AWS::Logs::QueryDefinition')).map((query) => query.Properties.Name);
     expect(names.sort()).toEqual(
-      ['auth-refusals', 'cold-starts-and-memory', 'errors', 'gateway-errors', 'limited-keys', 'request-by-id', 'slowest-requests'].map(
-        (q) => `${prefix}/${q}`,
-      ),
+      [
+        'auth-refusals',
+        'cold-starts-and-memory',
+        'errors',
+        'gateway-errors',
+        'limited-keys',
+        'request-by-id',
+        'slowest-dynamodb-calls',
+        'slowest-requests',
+      ].map((q) => `${prefix}/${q}`),
     );
   });
 

@@ -37,6 +37,7 @@ import { cancelOrder } from '../../shared/orders-repository.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { benchClient, clientReport } from './bench-client.ts';
 import { median, report } from './bench-report.ts';
+import { benchCallTiming } from './call-timing.ts';
 
 const positiveInt = (name: string, fallback: number, min = 1): number => {
   const text = process.env[name];
@@ -493,11 +494,15 @@ const main = async () => {
       settings.orders,
     );
     const cancelled = await benchCancel(orders, raw, gateway, auth);
+    const timing = await benchCallTiming(dynamoDb.endpoint, tables.apiKeys);
     const { text, json, missed: serviceMissed } = report({ seedMs, ...listed, ...cancelled }, settings);
     const missed = serviceMissed + clientBench.missed;
     await mkdir(dirname(settings.out), { recursive: true });
-    await writeFile(settings.out, `${JSON.stringify({ ...json, client: clientBench.json }, null, 2)}\n`);
-    process.stdout.write(`${text}\n${clientBench.text}\nFull results, every sample: ${relative(process.cwd(), settings.out)}\n`);
+    const { text: timingText, ...timingFigures } = timing;
+    await writeFile(settings.out, `${JSON.stringify({ ...json, client: clientBench.json, callTiming: timingFigures }, null, 2)}\n`);
+    process.stdout.write(
+      `${text}\n${clientBench.text}\n${timingText}\nFull results, every sample: ${relative(process.cwd(), settings.out)}\n`,
+    );
     log('done');
     if (missed > 0 && settings.strict) {
       log(`${missed} target(s) missed and BENCH_STRICT=1`);

@@ -63,11 +63,11 @@ const synthFunctions = async (outdir: string): Promise<Record<string, Bundle>> =
 };
 
 /** The floor, bundled by the CDK with the functions' bundling options. */
-const synthFloor = (outdir: string, nodeOptions: string): Bundle => {
+const synthFloor = (outdir: string, nodeOptions: string, entry = 'test/perf/cold-start-floor.ts'): Bundle => {
   const app = new App({ outdir });
   const stack = new Stack(app, 'ColdStartFloor');
   const fn = new NodejsFunction(stack, 'Floor', {
-    entry: join(repoRoot, 'test/perf/cold-start-floor.ts'),
+    entry: join(repoRoot, entry),
     projectRoot: repoRoot,
     depsLockFilePath: join(repoRoot, 'package-lock.json'),
     runtime: lambda.Runtime.NODEJS_24_X,
@@ -113,7 +113,12 @@ const main = async () => {
     const nodeOptions = [...new Set(Object.values(functions).map(({ environment }) => environment.NODE_OPTIONS ?? ''))];
     if (nodeOptions.length !== 1)
       throw new Error(`the functions differ in NODE_OPTIONS (${nodeOptions.join(' | ')}): which would the floor take?`);
-    const bundles: Record<string, Bundle> = { floor: synthFloor(join(dir, 'floor'), nodeOptions[0]!), ...functions };
+    const bundles: Record<string, Bundle> = {
+      floor: synthFloor(join(dir, 'floor'), nodeOptions[0]!),
+      // Its ratio to the floor is the cold-start cost of the DynamoDB call timing (shared/dynamo-calls.ts).
+      'floor + call timing': synthFloor(join(dir, 'floor-timed'), nodeOptions[0]!, 'test/perf/cold-start-floor-timed.ts'),
+      ...functions,
+    };
     // Interleaved rounds, so machine noise falls on every bundle alike.
     const samples: Record<string, Sample[]> = {};
     const loadBefore = loadavg()[0]!;

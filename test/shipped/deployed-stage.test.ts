@@ -7,6 +7,8 @@
  * receive it) is then checked against what the stage's alarms, dashboard, saved queries and
  * metric filters read.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -14,9 +16,9 @@ import { type ApiSite, matchRoute, proxyEvent } from '../../infra/local/proxy-ev
 import { serviceName, stages } from '../../infra/stage-config.ts';
 import type { StoreFunction } from '../../infra/cdk/store-function.ts';
 import { createApiKey, revokeApiKey } from '../../infra/ops/key-store.ts';
-import { metricsNamespace } from '../../shared/observability.ts';
+import { metricNames, metricsNamespace } from '../../shared/observability.ts';
 import { basePath, routes } from '../../shared/routes.ts';
-import { logicalId, stageNames, synthApp } from '../lib/cdk.ts';
+import { logicalId, repoRoot, stageNames, synthApp } from '../lib/cdk.ts';
 import { createTestTables, dynamoDbEndpoint, order } from '../lib/local-api.ts';
 import { deployedFunction, type Run, runBundle } from '../lib/bundles.ts';
 import type { Invocation, Outcome } from '../lib/lambda-runtime.ts';
@@ -240,6 +242,40 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     expect(completed.find((line) => line.request_id === `api-${stage}-list`)).toMatchObject({ firstByteMs: expect.any(Number) });
   });
 
+  it("lists each request's DynamoDB calls on its last line, as the runbook and the slowest-dynamodb-calls query read them", () => {
+    const last = (requestId: string) => logLines().find((line) => line.request_id === requestId && Array.isArray(line.dynamoDb));
+    const callsOf = (line: Record<string, unknown> | undefined) =>
+      (line?.dynamoDb as { operation: string; table: string; ms: number; attempts: number; throttled: number; error?: string }[]) ?? [];
+    const cancel = last(`api-${stage}-cancel`);
+    expect(cancel).toMatchObject({
+      message: 'request completed',
+      dynamoDbCalls: 1,
+      dynamoDbSlowestOperation: 'UpdateItem',
+      dynamoDbThrottled: 0,
+    });
+    expect(callsOf(cancel)).toEqual([
+      {
+        operation: 'UpdateItem',
+        table: expect.stringMatching(/orders/),
+        ms: expect.any(Number),
+        attempts: 1,
+        capacity: expect.any(Number),
+        throttled: 0,
+      },
+    ]);
+    // DynamoDB unreachable: the call's attempts and its error are on the failed request's line.
+    const down = last(`api-${stage}-cancel-down`);
+    expect(down).toMatchObject({ message: 'request failed', statusCode: 503 });
+    expect(callsOf(down)[0]).toMatchObject({ operation: 'UpdateItem', error: expect.any(String) });
+    expect(callsOf(down)[0]!.attempts).toBeGreaterThan(1);
+    // The streamed list's line, written when its last byte went out: its lease, its Scan pages, the lease given back.
+    const list = last(`api-${stage}-list`);
+    expect(list).toMatchObject({ message: 'request completed', firstByteMs: expect.any(Number) });
+    for (const operation of ['PutItem', 'Scan', 'DeleteItem']) expect(callsOf(list).map((call) => call.operation)).toContain(operation);
+    const granted = logLines().find((line) => line.message === 'authorization granted');
+    expect(callsOf(granted)).toEqual([expect.objectContaining({ operation: 'GetItem', attempts: 1 })]);
+  });
+
   it('emits each metric in the service namespace with exactly the dimensions the stage reads, and reads nothing it does not emit', () => {
     const emitted = emfLines().flatMap((line) => {
       const aws = line._aws as { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] };
@@ -326,6 +362,105 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
         expect(Object.keys(accessLine), `metric filter ${filter.id} reads ${field}`).toContain(field);
       }
     }
+  });
+
+  // Every "look at" of the runbook names something this stage has: an alarm, a saved query, a
+  // dashboard graph, a metric, or a log field that the bundles really print.
+  describe('docs/runbook.md, read against the template and what the bundles print', () => {
+    const runbook = readFileSync(join(repoRoot, 'docs/runbook.md'), 'utf8').replaceAll(/\s*\n\s*/g, ' ');
+    const prefix = `StoreOrders-${stage}-`;
+    const named = (type: string, property: string) =>
+      Object.values(t.Resources)
+        .filter((resource) => resource.Type === type)
+        .map((resource) => String(resource.Properties[property]));
+    const dashboardTitles = () => {
+      const dashboard = Object.values(t.Resources).find((resource) => resource.Type === 'AWS::CloudWatch::Dashboard')!;
+      const body = JSON.parse(String(resolve(dashboard.Properties.DashboardBody))) as { widgets: { properties: { title?: string } }[] };
+      return body.widgets.flatMap((widget) => (widget.properties.title === undefined ? [] : [widget.properties.title]));
+    };
+    const section = (from: string, to: string) => runbook.slice(runbook.indexOf(from), runbook.indexOf(to, runbook.indexOf(from)));
+    const ticked = (text: string, pattern = /`([^`]+)`/g) => [...text.matchAll(pattern)].map((match) => match[1]!);
+
+    it('explains an alarm of the stack in each alarm section, and every alarm that notifies has one', () => {
+      const alarms = [...named('AWS::CloudWatch::Alarm', 'AlarmName'), ...named('AWS::CloudWatch::CompositeAlarm', 'AlarmName')];
+      const notifying = Object.values(t.Resources)
+        .filter((resource) => /^AWS::CloudWatch::(Composite)?Alarm$/.test(resource.Type) && resource.Properties.AlarmActions !== undefined)
+        .map((resource) => String(resource.Properties.AlarmName).slice(prefix.length));
+      const page = readFileSync(join(repoRoot, 'docs/runbook.md'), 'utf8');
+      const alarmsPart = page.slice(page.indexOf('\n## Alarms\n'), page.indexOf('\n## Procedures\n'));
+      const sections = ticked(alarmsPart, /^### (\w+)$/gm);
+      expect(sections.filter((heading) => !alarms.includes(`${prefix}${heading}`))).toEqual([]);
+      expect(notifying.filter((id) => !sections.includes(id))).toEqual([]);
+      // Links to an alarm's section name an alarm too.
+      const linked = ticked(runbook, /\[(\w+)\]\(#\w+\)/g).filter((name) => /^[A-Z]/.test(name));
+      expect(linked.filter((name) => !alarms.includes(`${prefix}${name}`))).toEqual([]);
+    });
+
+    it('names only saved queries the stage has, and lists them all', () => {
+      const queries = named('AWS::Logs::QueryDefinition', 'Name').map((name) => name.slice(`StoreOrders-${stage}/`.length));
+      const mentioned = ticked(runbook).filter((token) => /^[a-z]+(-[a-z0-9]+)+$/.test(token) && !token.startsWith('store-orders'));
+      const alone = ticked(runbook, /`([\w-]+)` query/g);
+      expect([...mentioned, ...alone].filter((query) => !queries.includes(query))).toEqual([]);
+      const table = ticked(section('| query', '3. '), /\| `([\w-]+)`/g);
+      expect(table.sort()).toEqual([...queries].sort());
+    });
+
+    it('names only dashboard graphs the stage has', () => {
+      const titles = dashboardTitles();
+      const graphs = [
+        ...ticked(runbook, /"([^"]+)" graphs?/g),
+        ...ticked(runbook, /dashboard's "([^"]+)"/g),
+        ...ticked(runbook, /"([^"]+)" and "[^"]+" graphs/g),
+      ];
+      expect(graphs.length).toBeGreaterThan(5);
+      expect(graphs.filter((graph) => !titles.some((title) => title.startsWith(graph)))).toEqual([]);
+    });
+
+    it('names only metrics the stage reads or emits', () => {
+      const known = new Set([
+        ...metricsRead(t).map((metric) => metric.name),
+        ...metricFilters(t).map((filter) => filter.name),
+        ...emfLines().flatMap((line) =>
+          (line._aws as { CloudWatchMetrics: { Metrics: { Name: string }[] }[] }).CloudWatchMetrics.flatMap((m) =>
+            m.Metrics.map(({ Name }) => Name),
+          ),
+        ),
+      ]);
+      // Emitted on a path these runs do not take (a key over its tier's concurrent lists): the constant the code emits.
+      known.add(metricNames.listsRefusedPerKey);
+      const metrics = [...runbook.matchAll(/[Mm]etrics? `(\w+)`(?: and `(\w+)`)?/g)].flatMap((match) => match.slice(1).filter(Boolean));
+      expect(metrics.length).toBeGreaterThan(5);
+      expect(metrics.filter((metric) => !known.has(metric!))).toEqual([]);
+    });
+
+    it('names only log fields the bundles print and the access log writes, and sends nobody to X-Ray for DynamoDB calls', () => {
+      const printed = logLines();
+      const keys = new Set(printed.flatMap((line) => flatKeys(line)));
+      // Logs Insights flattens arrays too (dynamoDb.0.ms): the keys of each listed call.
+      for (const line of printed)
+        for (const value of Object.values(line))
+          if (Array.isArray(value)) for (const entry of value) for (const key of flatKeys(entry)) keys.add(key);
+      const values = new Set(printed.flatMap((line) => Object.values(line).filter((value) => typeof value === 'string')));
+      const functionFields = ticked(section('- one log group per function', '- the API access log group')).filter((token) =>
+        /^[a-z_][A-Za-z_.]*$/.test(token),
+      );
+      expect(functionFields.length).toBeGreaterThan(20);
+      const accessLogFormat = String((stageOf(t).AccessLogSetting as { Format: string }).Format);
+      // Lambda sets _X_AMZN_TRACE_ID for each invocation of a traced function, which Powertools logs; the runtime stand-in does not.
+      const traced = [s.authorizerFunction, ...s.routeFunctions.map(({ fn }) => fn)].every(
+        (fn) => (t.Resources[logicalId(s, fn.function)]!.Properties.TracingConfig as { Mode?: string } | undefined)?.Mode === 'Active',
+      );
+      expect(traced).toBe(true);
+      const printedElsewhere = (field: string) => field === 'xray_trace_id' || accessLogFormat.includes(`"${field}"`);
+      expect(functionFields.filter((field) => !keys.has(field) && !values.has(field) && !printedElsewhere(field))).toEqual([]);
+      const accessFields = ticked(section('- the API access log group', '- API Gateway execution logs')).filter((token) =>
+        /^[a-z]\w*$/.test(token),
+      );
+      expect(accessFields.length).toBeGreaterThan(20);
+      // The bullet also names the function lines' key an access log field points at (`function_request_id`).
+      expect(accessFields.filter((field) => !accessLogFormat.includes(`"${field}"`) && !keys.has(field))).toEqual([]);
+      expect(runbook).not.toMatch(/X-Ray (for|traces for|to find)/);
+    });
   });
 
   it('never prints a key, valid or not', () => {

@@ -3,22 +3,35 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
 import { metricNames } from '../../../shared/observability.ts';
 import { basePath } from '../../../shared/routes.ts';
-import { apiMetric, functionLogGroups, latencyWatched, longRunning, period, serviceMetric, tooManyRequestsOf } from './metrics.ts';
+import {
+  apiMetric,
+  dynamoDbCallMetric,
+  dynamoDbOperations,
+  functionLogGroups,
+  latencyWatched,
+  longRunning,
+  period,
+  serviceMetric,
+  tooManyRequestsOf,
+} from './metrics.ts';
+import { errorBudgetWidgets } from './slo.ts';
 import type { StoreFunction } from '../store-function.ts';
 import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
 
 type Props = StoreOrdersMonitoringProps;
 
 /** The stage's dashboard, one row of widgets after another, top to bottom. */
-export function addDashboard(scope: Construct, props: Props, prefix: string, alarms: cloudwatch.Alarm[]): cloudwatch.Dashboard {
+export function addDashboard(scope: Construct, props: Props, prefix: string, alarms: cloudwatch.IAlarm[]): cloudwatch.Dashboard {
   const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', { dashboardName: prefix, defaultInterval: Duration.hours(3) });
   dashboard.addWidgets(header(props, prefix));
   dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms, width: 24, height: 4 }));
+  dashboard.addWidgets(...errorBudgetWidgets(props));
   dashboard.addWidgets(...trafficRow(props));
   dashboard.addWidgets(...listAndKeysRow(props));
   dashboard.addWidgets(limitedRequestsRow(props));
   dashboard.addWidgets(...functionsRow(props));
   dashboard.addWidgets(tablesRow(props));
+  dashboard.addWidgets(...dynamoDbCallsRow(props));
   dashboard.addWidgets(recentErrorsRow(props));
   return dashboard;
 }
@@ -115,6 +128,24 @@ const tablesRow = ({ tables }: Props) =>
       table.metricConsumedWriteCapacityUnits({ statistic: 'Sum', period, label: `${tableId} write units` }),
     ]),
   });
+
+/** The functions' own view of DynamoDB (shared/dynamo-calls.ts): each call's time, retries included, and throttled attempts, per operation. */
+const dynamoDbCallsRow = (props: Props) => {
+  const perOperation = (metricName: string, statistic: string) =>
+    dynamoDbOperations(props).map((operation) => dynamoDbCallMetric(props, metricName, operation, statistic).with({ label: operation }));
+  return [
+    new cloudwatch.GraphWidget({
+      title: 'DynamoDB calls p99 (ms); slowest: saved query slowest-dynamodb-calls',
+      width: 12,
+      left: perOperation(metricNames.dynamoDbLatency, 'p99'),
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'DynamoDB throttled attempts',
+      width: 12,
+      left: perOperation(metricNames.dynamoDbThrottles, 'Sum'),
+    }),
+  ];
+};
 
 const recentErrorsRow = (props: Props) =>
   new cloudwatch.LogQueryWidget({

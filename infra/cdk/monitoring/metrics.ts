@@ -2,6 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { dynamoDbOperationDimension } from '../../../shared/dynamo-calls.ts';
 import { metricNames, metricsNamespace } from '../../../shared/observability.ts';
 import { basePath, type Route } from '../../../shared/routes.ts';
 import { operations } from '../../operations.ts';
@@ -22,6 +23,26 @@ export function serviceMetric({ config }: Pick<Stage, 'config'>, metricName: str
     namespace: metricsNamespace,
     metricName,
     dimensionsMap: { service: serviceName(config) },
+    statistic,
+    period,
+  });
+}
+
+/**
+ * The DynamoDB operations the functions call (shared/dynamo-calls.ts publishes DynamoDbLatency and
+ * DynamoDbThrottles for each): every table's operations, and DescribeTable, which the list
+ * reads its item count with.
+ */
+export function dynamoDbOperations({ tables }: Pick<StoreOrdersMonitoringProps, 'tables'>): string[] {
+  return [...new Set([...tables.flatMap(({ operations }) => operations.map(String)), 'DescribeTable'])];
+}
+
+/** A per-operation DynamoDB call metric of the functions (DynamoDbLatency or DynamoDbThrottles). */
+export function dynamoDbCallMetric({ config }: Pick<Stage, 'config'>, metricName: string, operation: string, statistic: string) {
+  return new cloudwatch.Metric({
+    namespace: metricsNamespace,
+    metricName,
+    dimensionsMap: { service: serviceName(config), [dynamoDbOperationDimension]: operation },
     statistic,
     period,
   });

@@ -82,6 +82,28 @@ export function addSavedQueries(scope: Construct, props: StoreOrdersMonitoringPr
       limit: 50,
     }),
   );
+  // The requests whose slowest DynamoDB call was slowest (shared/dynamo-calls.ts), with what they spent in DynamoDB in all.
+  query(
+    'slowest-dynamodb-calls',
+    functionLogs,
+    new logs.QueryString({
+      fields: [
+        '@timestamp',
+        'operation',
+        'request_id',
+        'dynamoDbSlowestOperation',
+        'dynamoDbSlowestMs',
+        'dynamoDbCalls',
+        'dynamoDbMs',
+        'dynamoDbThrottled',
+        'dynamoDbCapacity',
+        'latencyMs',
+      ],
+      filterStatements: ['ispresent(dynamoDbSlowestMs)'],
+      sort: 'dynamoDbSlowestMs desc',
+      limit: 50,
+    }),
+  );
   query(
     'auth-refusals',
     [authorizer.logGroup],

@@ -1,0 +1,84 @@
+/**
+ * The account's AWS Budget: its amount is the stages' expected monthly cost (docs/deploying.md
+ * states the figure), its actual and forecast alerts reach the account's alarm topic, and that
+ * topic's policy lets AWS Budgets of this account publish, evaluated by the IAM policy simulator.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Stack } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { accountStackName } from '../../infra/cdk/store-orders-account-stack.ts';
+import { stages } from '../../infra/stage-config.ts';
+import { repoRoot, synthApp } from '../lib/cdk.ts';
+import {
+  type CfnTemplate,
+  evaluate,
+  evaluationAccount,
+  otherAccount,
+  type PolicyDocument,
+  referencedId,
+  resolveTemplate,
+  resourcesOfType,
+} from '../lib/iam.ts';
+
+const { app } = synthApp();
+const template = app.synth().getStackByName((app.node.findChild(accountStackName) as Stack).stackName).template as CfnTemplate;
+
+type BudgetProps = {
+  Budget: { BudgetLimit: { Amount: number; Unit: string }; BudgetType: string; TimeUnit: string };
+  NotificationsWithSubscribers: {
+    Notification: { NotificationType: string; ComparisonOperator: string; Threshold: number; ThresholdType: string };
+    Subscribers: { SubscriptionType: string; Address: unknown }[];
+  }[];
+};
+
+describe('the account budget', () => {
+  const budgets = resourcesOfType(template, 'AWS::Budgets::Budget');
+  const budget = budgets[0]![1] as unknown as { Properties: BudgetProps; DependsOn?: string[] };
+  const topics = resourcesOfType(template, 'AWS::SNS::Topic');
+
+  it('is a monthly cost budget of what the stages are expected to cost together', () => {
+    expect(budgets).toHaveLength(1);
+    const { BudgetLimit, BudgetType, TimeUnit } = budget.Properties.Budget;
+    expect({ BudgetType, TimeUnit, Unit: BudgetLimit.Unit }).toEqual({ BudgetType: 'COST', TimeUnit: 'MONTHLY', Unit: 'USD' });
+    expect(BudgetLimit.Amount).toBe(Object.values(stages).reduce((sum, config) => sum + config.alarms.monthlyCostUsd, 0));
+  });
+
+  it('states the amount, and each stage share, in docs/deploying.md', () => {
+    const page = readFileSync(join(repoRoot, 'docs/deploying.md'), 'utf8');
+    const amount = budget.Properties.Budget.BudgetLimit.Amount;
+    expect(page).toContain(`**$${amount} a month**`);
+    for (const config of Object.values(stages)) expect(page).toContain(`${config.stage} $${config.alarms.monthlyCostUsd}`);
+  });
+
+  it('alerts the account alarm topic when spend passes 80 % and 100 %, and when the forecast passes 100 %', () => {
+    expect(topics).toHaveLength(1);
+    const topicId = topics[0]![0];
+    const alerts = budget.Properties.NotificationsWithSubscribers.map(({ Notification: n, Subscribers }) => {
+      expect(Subscribers).toEqual([{ SubscriptionType: 'SNS', Address: { Ref: topicId } }]);
+      expect({ op: n.ComparisonOperator, type: n.ThresholdType }).toEqual({ op: 'GREATER_THAN', type: 'PERCENTAGE' });
+      return `${n.NotificationType} ${n.Threshold}`;
+    });
+    expect(alerts.sort()).toEqual(['ACTUAL 100', 'ACTUAL 80', 'FORECASTED 100']);
+    // Budgets checks it may publish when the budget is created: the policy must exist first.
+    const policyId = resourcesOfType(template, 'AWS::SNS::TopicPolicy')[0]![0];
+    expect(budget.DependsOn).toContain(policyId);
+  });
+
+  it("lets this account's budgets publish to the topic, and no other account's", async () => {
+    const resolve = resolveTemplate(template, accountStackName);
+    const topicId = topics[0]![0];
+    const policy = resourcesOfType(template, 'AWS::SNS::TopicPolicy')[0]![1];
+    expect(referencedId((policy.Properties?.Topics as unknown[])[0])).toBe(topicId);
+    const publish = (account: string) =>
+      evaluate({
+        principal: 'budgets.amazonaws.com',
+        action: 'sns:Publish',
+        resource: String(resolve({ Ref: topicId })),
+        context: { 'aws:SourceArn': `arn:aws:budgets::${account}:budget/store-orders-monthly`, 'aws:SourceAccount': account },
+        resourcePolicy: resolve(policy.Properties?.PolicyDocument) as PolicyDocument,
+      });
+    expect(await publish(evaluationAccount)).toBe('Allowed');
+    expect(await publish(otherAccount)).not.toBe('Allowed');
+  });
+});
