@@ -103,17 +103,21 @@ function alarm(
   return created;
 }
 
+/** Api5xxRate's expression: the 5xx share of 5 minutes with at least `minRequests` requests, else 0. */
+export const serverErrorRateExpression = (minRequests: number) => `IF(requests >= ${minRequests}, 100 * FILL(errors, 0) / requests, 0)`;
+
 /** The API as clients see it: errors over all routes; latency per route, as each route's client waits. */
 function addApiAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
   const { config } = props;
   alarm(
     target,
     'Api5xxRate',
-    `${config.alarms.serverErrorRatePercent}% or more of the requests in 5 minutes were answered with a 5xx status.`,
+    `${config.alarms.serverErrorRatePercent}% or more of the requests in 5 minutes were answered with a 5xx status (5 minutes with ${config.alarms.serverErrorMinRequests}+ requests).`,
     {
+      // Like RefusedShare: a handful of requests (the synthetic client's alone) makes one transient 5xx a large share.
       metric: new cloudwatch.MathExpression({
         label: '5xx rate (%)',
-        expression: '100 * FILL(errors, 0) / requests',
+        expression: serverErrorRateExpression(config.alarms.serverErrorMinRequests),
         usingMetrics: {
           errors: apiMetric(props, '5XXError', 'Sum'),
           requests: apiMetric(props, 'Count', 'Sum'),
