@@ -193,8 +193,10 @@ export class SyntheticClient extends Construct {
       enforceSSL: true,
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       lifecycleRules: [{ expiration: Duration.days(retentionDays) }],
-      // Run logs only: nothing in it outlives its lifecycle rule, and nothing is lost when the stage goes.
-      removalPolicy: RemovalPolicy.DESTROY,
+      // Kept when the stack is deleted: CloudFormation cannot delete a bucket that holds objects,
+      // and this one always does, so DESTROY would end `cdk destroy` in DELETE_FAILED. Its run logs
+      // expire by the lifecycle rule; docs/deploying.md ("Tear staging down") deletes it afterwards.
+      removalPolicy: RemovalPolicy.RETAIN,
     });
     this.canary = new synthetics.Canary(this, 'Canary', {
       canaryName: this.canaryName,

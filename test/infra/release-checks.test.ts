@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import { stages } from '../../infra/stage-config.ts';
-import { logicalId, roleActions, stageNames, synthApp } from '../lib/cdk.ts';
+import { logicalId, repoRoot, roleActions, stageNames, synthApp } from '../lib/cdk.ts';
 
 const { stack, template } = synthApp();
 
@@ -61,6 +63,16 @@ describe.each(stageNames)('release checks of %s', (stage) => {
     const expected = functions.map((fn) => ({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(s, fn.function), 'Arn'] }, ':*']] }));
     expect(invoke.Resource).toHaveLength(expected.length);
     expect(invoke.Resource).toEqual(expect.arrayContaining(expected));
+  });
+
+  it("keeps the canary's artifact bucket when the stack is deleted (a bucket holding objects cannot be deleted by CloudFormation), and the teardown deletes it", () => {
+    const buckets = Object.values(resources).filter((resource) => resource.Type === 'AWS::S3::Bucket');
+    expect(buckets).toHaveLength(1);
+    expect(buckets[0]).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    const teardown = readFileSync(resolve(repoRoot, 'docs/deploying.md'), 'utf8').split('## Tear staging down')[1]!.split('\n## ')[0]!;
+    expect(teardown).toMatch(/aws s3 rb "s3:\/\/\$BUCKET" --force/);
+    expect(teardown.indexOf('BUCKET=')).toBeLessThan(teardown.indexOf('cdk destroy'));
+    expect(teardown).toContain('aws logs delete-log-group');
   });
 
   it('runs a Synthetics canary every minute against the stage URL, with the secret name only', () => {
