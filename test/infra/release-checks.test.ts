@@ -29,6 +29,8 @@ describe.each(stageNames)('release checks of %s', (stage) => {
   it("gives the hook each function's new version, the orders table and the canary key's secret name, never a key", () => {
     const hook = resources[hookId]!.Properties;
     expect(hook.FunctionName).toMatch(/^CodeDeployHook_/);
+    // Its checks stop 30 s before this timeout, so it always reports; a 256 KB list prefix needs no more memory.
+    expect(hook).toMatchObject({ Timeout: 300, MemorySize: 512 });
     const variables = hook.Environment.Variables;
     for (const [name, fn] of [
       ['AUTHORIZER_VERSION_ARN', s.authorizerFunction],
