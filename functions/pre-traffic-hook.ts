@@ -11,6 +11,12 @@
  * 404 order_not_found, of a malformed id 400 invalid_order_id. It writes nothing: the cancelled id
  * does not exist, and a cancel never creates an order.
  *
+ * It never fails a good release for being busy, and always answers: three deployments of one
+ * release run it at once beside the synthetic client, so its requests carry an identity of their
+ * own per deployment (no list lease shared with them), a throttle or a 429/503 is waited out until
+ * its deadline (the function's timeout less reportMarginMs), every check stops at that deadline,
+ * and whatever fails (its environment included) is reported as Failed with the reason.
+ *
  * It ships as a bundle of its own, not as one of the service's functions: nothing of it is on a
  * client's path. The answers are judged by the smoke check's own code (shared/smoke-check.ts).
  */
@@ -150,7 +156,11 @@ const invokeStreamed = async (run: HookRun, functionArn: string, event: unknown,
         firstByteMs ??= performance.now() - started;
         chunks.push(Buffer.from(message.PayloadChunk.Payload));
         received += message.PayloadChunk.Payload.byteLength;
-        prelude ??= Buffer.concat(chunks).indexOf(Buffer.alloc(8)) >= 0 ? Buffer.concat(chunks).indexOf(Buffer.alloc(8)) : undefined;
+        // Where the prelude ends (its eight NUL bytes), looked for until found.
+        if (prelude === undefined) {
+          const at = Buffer.concat(chunks).indexOf(Buffer.alloc(8));
+          if (at >= 0) prelude = at;
+        }
         if (prelude !== undefined && received - prelude - 8 >= maxBodyBytes) break;
       }
       const complete = message.InvokeComplete;
@@ -189,19 +199,22 @@ const busyStatuses = new Set([429, 503]);
  * service being busy: other clients, the synthetic client and hooks of other deployments share it.
  */
 const retriedWhileBusy = async <T>(run: HookRun, attempt: () => Promise<T>, statusOf: (value: T) => number | undefined): Promise<T> => {
+  let busy: string | undefined;
   for (let tries = 1; ; tries++) {
-    let busy: string;
+    const stillBusy = () => fail(`still busy at the deadline after ${tries} tries (last: ${busy})`);
     try {
       const value = await attempt();
       const status = statusOf(value);
       if (status === undefined || !busyStatuses.has(status)) return value;
       busy = `answered ${status}`;
     } catch (error) {
+      // Stopped at the deadline while the service was still busy: say so, not merely "no answer".
+      if (busy !== undefined && Date.now() >= run.deadline) stillBusy();
       if (!isThrottle(error)) throw error;
       busy = 'throttled by Lambda';
     }
     const waitMs = Math.min(8_000, 250 * 2 ** (tries - 1)) * (0.5 + Math.random() / 2);
-    if (Date.now() + waitMs >= run.deadline) fail(`still busy at the deadline after ${tries} tries (last: ${busy})`);
+    if (Date.now() + waitMs >= run.deadline) stillBusy();
     await new Promise((resolve) => setTimeout(resolve, waitMs));
   }
 };
@@ -349,14 +362,27 @@ const reasonOf = (error: unknown) =>
       : error.message
     : String(error);
 
-/** Every check's outcome, one line each, and the names of those that failed; none starts past the deadline. */
+/**
+ * `work`, or a TimeoutError shortly after the deadline: a call without an abort signal of its own
+ * cannot outlast it either (calls with one stop at the deadline itself and say why).
+ */
+const withinDeadline = <T>(deadline: number, work: Promise<T>): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    const error = Object.assign(new Error('the deadline passed'), { name: 'TimeoutError' });
+    timer = setTimeout(() => reject(error), Math.max(1, deadline + 2_000 - Date.now()));
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+};
+
+/** Every check's outcome, one line each, and the names of those that failed; none starts or runs past the deadline. */
 export const runChecks = async (event: HookEvent, deadline: number): Promise<Outcome> => {
   const parsed = settingsSchema.safeParse(process.env);
   if (!parsed.success) return failure('settings', `the hook's environment is invalid: ${parsed.error.message.replaceAll('\n', ' ')}`);
   const settings = parsed.data;
   let canary: CanaryKey;
   try {
-    canary = await readCanaryKey(secrets, settings.CANARY_KEY_SECRET);
+    canary = await withinDeadline(deadline, readCanaryKey(secrets, settings.CANARY_KEY_SECRET));
   } catch (error) {
     const fix = 'create it with `npm run keys -- canary --stage <stage>`';
     return failure('canary key', `secret ${settings.CANARY_KEY_SECRET} unreadable (${reasonOf(error)}); ${fix}`);
@@ -367,7 +393,7 @@ export const runChecks = async (event: HookEvent, deadline: number): Promise<Out
   for (const { name, run: check } of checks(run)) {
     try {
       if (Date.now() >= deadline) fail('not started: the checks reached their deadline');
-      lines.push(`PASS  ${name}: ${await check()}`);
+      lines.push(`PASS  ${name}: ${await withinDeadline(deadline, check())}`);
     } catch (error) {
       failed.push(name);
       lines.push(`FAIL  ${name}: ${reasonOf(error)}`);
