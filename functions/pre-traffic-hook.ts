@@ -11,6 +11,12 @@
  * 404 order_not_found, of a malformed id 400 invalid_order_id. It writes nothing: the cancelled id
  * does not exist, and a cancel never creates an order.
  *
+ * It never fails a good release for being busy, and always answers: three deployments of one
+ * release run it at once beside the synthetic client, so its requests carry an identity of their
+ * own per deployment (no list lease shared with them), a throttle or a 429/503 is waited out until
+ * its deadline (the function's timeout less reportMarginMs), every check stops at that deadline,
+ * and whatever fails (its environment included) is reported as Failed with the reason.
+ *
  * It ships as a bundle of its own, not as one of the service's functions: nothing of it is on a
  * client's path. The answers are judged by the smoke check's own code (shared/smoke-check.ts).
  */
@@ -19,43 +25,67 @@ import { CodeDeployClient, PutLifecycleEventHookExecutionStatusCommand } from '@
 import { DescribeTableCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand, InvokeWithResponseStreamCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { type CanaryKey, readCanaryKey } from '../shared/canary-key.ts';
-import { type Answer, expectError, fail, listedOrders } from '../shared/smoke-check.ts';
+import { type Answer, completeOrdersOf, expectError, fail, listedOrders } from '../shared/smoke-check.ts';
 import { basePath } from '../shared/routes.ts';
 
 /** What CodeDeploy sends a lifecycle hook. */
 export type HookEvent = { readonly DeploymentId: string; readonly LifecycleEventHookExecutionId: string };
 
-const settings = z
-  .object({
-    AUTHORIZER_VERSION_ARN: z.string().min(1),
-    LIST_ORDERS_VERSION_ARN: z.string().min(1),
-    CANCEL_ORDER_VERSION_ARN: z.string().min(1),
-    ORDERS_TABLE: z.string().min(1),
-    CANARY_KEY_SECRET: z.string().min(1),
-    /** `arn:<partition>:execute-api:<region>:<account>:<api id>/<stage>`: what the authorizer's methodArn starts with. */
-    METHOD_ARN_PREFIX: z.string().regex(/^arn:[\w-]+:execute-api:[\w-]+:\d{12}:\w+\/[\w-]+$/),
-  })
-  .parse(process.env);
+const settingsSchema = z.object({
+  AUTHORIZER_VERSION_ARN: z.string().min(1),
+  LIST_ORDERS_VERSION_ARN: z.string().min(1),
+  CANCEL_ORDER_VERSION_ARN: z.string().min(1),
+  ORDERS_TABLE: z.string().min(1),
+  CANARY_KEY_SECRET: z.string().min(1),
+  /** `arn:<partition>:execute-api:<region>:<account>:<api id>/<stage>`: what the authorizer's methodArn starts with. */
+  METHOD_ARN_PREFIX: z.string().regex(/^arn:[\w-]+:execute-api:[\w-]+:\d{12}:\w+\/[\w-]+$/),
+});
+type Settings = z.infer<typeof settingsSchema>;
+
+/**
+ * Time kept back from the function's own timeout: the checks stop this long before it, so that
+ * the report to CodeDeploy (retried by the SDK) is always sent, whatever the checks were doing.
+ */
+export const reportMarginMs = 30_000;
+/** Of the list, the hook reads this much and checks the orders in it, as the synthetic client does. */
+export const listPrefixBytes = 256 * 1024;
 
 const lambda = new LambdaClient({});
 const dynamodb = new DynamoDBClient({});
-const codedeploy = new CodeDeployClient({});
+// The one call that must get through: more attempts than the SDK's default three.
+const codedeploy = new CodeDeployClient({ maxAttempts: 6 });
 const secrets = new SecretsManagerClient({});
 
-const stage = settings.METHOD_ARN_PREFIX.split('/').at(-1)!;
-const apiId = settings.METHOD_ARN_PREFIX.split(':').at(-1)!.split('/')[0]!;
+/** What every check of one hook run shares: the settings, the deployment's own identity, the checks' deadline. */
+type HookRun = {
+  readonly settings: Settings;
+  readonly canary: CanaryKey;
+  /**
+   * The principal the hook's list and cancel events carry: one per deployment, so that a list's
+   * lease (held per principal) is never one the synthetic client or another deployment's hook
+   * holds. The tier stays the canary key's, as the authorizer answered it.
+   */
+  readonly identity: string;
+  /** `Date.now()` past which no check starts a call: the function's timeout less reportMarginMs. */
+  readonly deadline: number;
+};
+
+const stageOf = (settings: Settings) => settings.METHOD_ARN_PREFIX.split('/').at(-1)!;
+const apiIdOf = (settings: Settings) => settings.METHOD_ARN_PREFIX.split(':').at(-1)!.split('/')[0]!;
 
 /** The TOKEN authorizer's event for a request to the list. */
-const tokenEvent = (key: string) => ({
+const tokenEvent = (settings: Settings, key: string) => ({
   type: 'TOKEN',
   authorizationToken: `Bearer ${key}`,
   methodArn: `${settings.METHOD_ARN_PREFIX}/GET${basePath}/store/orders`,
 });
 
 /** A REST API proxy event (payload 1.0), as API Gateway sends it once the authorizer allowed the request. */
-const proxyEvent = (method: 'GET' | 'DELETE', path: string, authorizer: Record<string, unknown>) => {
+const proxyEvent = (settings: Settings, method: 'GET' | 'DELETE', path: string, authorizer: Record<string, unknown>) => {
+  const stage = stageOf(settings);
   const requestId = `pre-traffic-${randomBytes(8).toString('hex')}`;
   const resource = path.startsWith('/store/orders/') ? `${basePath}/store/orders/{orderId}` : `${basePath}${path}`;
   const headers = { Accept: 'application/json', 'Accept-Encoding': 'identity', 'User-Agent': 'store-orders-pre-traffic-hook' };
@@ -75,7 +105,7 @@ const proxyEvent = (method: 'GET' | 'DELETE', path: string, authorizer: Record<s
       path: `/${stage}${basePath}${path}`,
       stage,
       requestId,
-      apiId,
+      apiId: apiIdOf(settings),
       identity: { sourceIp: '127.0.0.1', userAgent: 'store-orders-pre-traffic-hook' },
       authorizer,
     },
@@ -84,9 +114,14 @@ const proxyEvent = (method: 'GET' | 'DELETE', path: string, authorizer: Record<s
   };
 };
 
+/** An abort signal that fires at the run's deadline. */
+const untilDeadline = (run: HookRun) => AbortSignal.timeout(Math.max(1, run.deadline - Date.now()));
+
 /** A buffered invocation: the function's answer, or the error it threw (Lambda's FunctionError). */
-const invoke = async (functionArn: string, event: unknown) => {
-  const out = await lambda.send(new InvokeCommand({ FunctionName: functionArn, Payload: Buffer.from(JSON.stringify(event)) }));
+const invoke = async (run: HookRun, functionArn: string, event: unknown) => {
+  const out = await lambda.send(new InvokeCommand({ FunctionName: functionArn, Payload: Buffer.from(JSON.stringify(event)) }), {
+    abortSignal: untilDeadline(run),
+  });
   const text = Buffer.from(out.Payload ?? new Uint8Array()).toString('utf8');
   return { functionError: out.FunctionError, payload: (text === '' ? null : JSON.parse(text)) as Record<string, unknown> | null };
 };
@@ -101,147 +136,295 @@ const answerOf = (result: Awaited<ReturnType<typeof invoke>>): Answer => {
 
 /**
  * A streamed invocation (how API Gateway calls the list): the function writes a JSON prelude
- * (status and headers), eight NUL bytes, then the body.
+ * (status and headers), eight NUL bytes, then the body. Reading stops once the body holds
+ * `maxBodyBytes` (the answer is then `cut`), so the hook's memory and time do not grow with the table.
  */
-const invokeStreamed = async (functionArn: string, event: unknown): Promise<Answer> => {
+const invokeStreamed = async (run: HookRun, functionArn: string, event: unknown, maxBodyBytes: number): Promise<Answer> => {
   const started = performance.now();
+  const stop = new AbortController();
   const out = await lambda.send(
     new InvokeWithResponseStreamCommand({ FunctionName: functionArn, Payload: Buffer.from(JSON.stringify(event)) }),
+    { abortSignal: AbortSignal.any([stop.signal, untilDeadline(run)]) },
   );
   const chunks: Buffer[] = [];
   let firstByteMs: number | undefined;
-  for await (const message of out.EventStream ?? []) {
-    if (message.PayloadChunk?.Payload !== undefined) {
-      firstByteMs ??= performance.now() - started;
-      chunks.push(Buffer.from(message.PayloadChunk.Payload));
+  let received = 0;
+  let prelude: number | undefined;
+  try {
+    for await (const message of out.EventStream ?? []) {
+      if (message.PayloadChunk?.Payload !== undefined) {
+        firstByteMs ??= performance.now() - started;
+        chunks.push(Buffer.from(message.PayloadChunk.Payload));
+        received += message.PayloadChunk.Payload.byteLength;
+        // Where the prelude ends (its eight NUL bytes), looked for until found.
+        if (prelude === undefined) {
+          const at = Buffer.concat(chunks).indexOf(Buffer.alloc(8));
+          if (at >= 0) prelude = at;
+        }
+        if (prelude !== undefined && received - prelude - 8 >= maxBodyBytes) break;
+      }
+      const complete = message.InvokeComplete;
+      if (complete?.ErrorCode !== undefined) fail(`the stream ended with ${complete.ErrorCode}: ${complete.ErrorDetails ?? ''}`);
     }
-    const complete = message.InvokeComplete;
-    if (complete?.ErrorCode !== undefined) fail(`the stream ended with ${complete.ErrorCode}: ${complete.ErrorDetails ?? ''}`);
+  } finally {
+    stop.abort();
   }
   const all = Buffer.concat(chunks);
   const at = all.indexOf(Buffer.alloc(8));
   if (at < 0) fail(`no HTTP prelude in the streamed answer: ${all.subarray(0, 200).toString('utf8')}`);
-  const prelude = JSON.parse(all.subarray(0, at).toString('utf8')) as { statusCode?: number; headers?: Record<string, string> };
+  const head = JSON.parse(all.subarray(0, at).toString('utf8')) as { statusCode?: number; headers?: Record<string, string> };
+  const body = all.subarray(at + 8);
+  const cut = body.byteLength >= maxBodyBytes;
   return {
-    status: prelude.statusCode ?? 0,
-    headers: new Headers(prelude.headers ?? {}),
-    body: all.subarray(at + 8).toString('utf8'),
+    status: head.statusCode ?? 0,
+    headers: new Headers(head.headers ?? {}),
+    body: (cut ? body.subarray(0, maxBodyBytes) : body).toString('utf8'),
     firstByteMs: firstByteMs ?? 0,
+    ...(cut ? { cut } : {}),
   };
 };
 
+/** Whether an error is Lambda refusing the invocation for want of concurrency (HTTP 429), not the function failing. */
+const isThrottle = (error: unknown) =>
+  error instanceof Error &&
+  (error.name === 'TooManyRequestsException' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 429);
+
+/** Answers the API gives when it is busy or briefly unavailable, not wrong: the hook asks again. */
+const busyStatuses = new Set([429, 503]);
+
+/**
+ * Runs `attempt` until it gives an answer that is not busy: a Lambda throttle, or an answer
+ * with status 429 or 503, is waited out with backoff (0.25 s doubling to 8 s, with jitter) until
+ * the run's deadline. What the hook judges is the function's answer once it runs, never the
+ * service being busy: other clients, the synthetic client and hooks of other deployments share it.
+ */
+const retriedWhileBusy = async <T>(run: HookRun, attempt: () => Promise<T>, statusOf: (value: T) => number | undefined): Promise<T> => {
+  let busy: string | undefined;
+  for (let tries = 1; ; tries++) {
+    const stillBusy = () => fail(`still busy at the deadline after ${tries} tries (last: ${busy})`);
+    try {
+      const value = await attempt();
+      const status = statusOf(value);
+      if (status === undefined || !busyStatuses.has(status)) return value;
+      busy = `answered ${status}`;
+    } catch (error) {
+      // Stopped at the deadline while the service was still busy: say so, not merely "no answer".
+      if (busy !== undefined && Date.now() >= run.deadline) stillBusy();
+      if (!isThrottle(error)) throw error;
+      busy = 'throttled by Lambda';
+    }
+    const waitMs = Math.min(8_000, 250 * 2 ** (tries - 1)) * (0.5 + Math.random() / 2);
+    if (Date.now() + waitMs >= run.deadline) stillBusy();
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+  }
+};
+
 /** An order id nobody holds: a random negative int64, confirmed absent with a consistent read. */
-const absentOrderId = async (): Promise<string> => {
+const absentOrderId = async (run: HookRun): Promise<string> => {
   for (let attempt = 0; attempt < 5; attempt++) {
     const id = `-${randomInt(1, 2 ** 47)}`;
     const found = await dynamodb.send(
-      new GetItemCommand({ TableName: settings.ORDERS_TABLE, Key: { id: { N: id } }, ConsistentRead: true, ProjectionExpression: 'id' }),
+      new GetItemCommand({
+        TableName: run.settings.ORDERS_TABLE,
+        Key: { id: { N: id } },
+        ConsistentRead: true,
+        ProjectionExpression: 'id',
+      }),
+      { abortSignal: untilDeadline(run) },
     );
     if (found.Item === undefined) return id;
   }
   return fail('found no absent order id in 5 tries');
 };
 
-type Check = { readonly name: string; readonly run: () => Promise<string> };
+/**
+ * A key no one holds, made of fresh random characters: only the stage's key prefix (`so_live_`,
+ * public, in every key of the stage) is taken from the canary key, so that the authorizer reaches
+ * its lookup; no secret character of the canary key travels in a request meant to fail.
+ */
+export const wrongKeyLike = (key: string): string => {
+  const prefix = /^[a-z]+_[a-z]+_/.exec(key)?.[0] ?? '';
+  const length = Math.max(key.length, prefix.length + 32);
+  return `${prefix}${randomBytes(length)
+    .toString('hex')
+    .slice(0, length - prefix.length)}`;
+};
 
-/** The checks, in order: the authorizer's Allow gives the list and cancel events their authorizer context. */
-const checks = (canary: CanaryKey): Check[] => {
-  let authorizerContext: Record<string, unknown> = { principalId: canary.keyId, keyId: canary.keyId };
+/** One named check of the new versions; it returns its PASS line's text or throws its FAIL reason. */
+export type Check = { readonly name: string; readonly run: () => Promise<string> };
+
+/** What the authorizer's Allow gives the list and cancel events: its context, under the run's own identity. */
+type AuthorizerContext = { value: Record<string, unknown> };
+
+const authorizerAllows = (run: HookRun, context: AuthorizerContext): Check => ({
+  name: 'authorizer allows the canary key',
+  run: async () => {
+    const { functionError, payload } = await retriedWhileBusy(
+      run,
+      () => invoke(run, run.settings.AUTHORIZER_VERSION_ARN, tokenEvent(run.settings, run.canary.key)),
+      () => undefined,
+    );
+    if (functionError !== undefined) fail(`refused it (${functionError}): ${JSON.stringify(payload).slice(0, 200)}`);
+    const answer = payload as { principalId?: string; policyDocument?: { Statement?: { Effect?: string }[] } } & Record<string, unknown>;
+    if (answer.policyDocument?.Statement?.[0]?.Effect !== 'Allow') fail(`no Allow policy: ${JSON.stringify(answer).slice(0, 200)}`);
+    if (answer.usageIdentifierKey !== run.canary.usageIdentifierKey) fail("the answer does not carry the key's usage identifier");
+    context.value = { ...(answer.context as Record<string, unknown>), principalId: run.identity, keyId: run.identity };
+    return `Allow for ${answer.principalId}, with its usage identifier`;
+  },
+});
+
+const authorizerRefuses = (run: HookRun): Check => ({
+  name: 'authorizer refuses a wrong key',
+  run: async () => {
+    const event = tokenEvent(run.settings, wrongKeyLike(run.canary.key));
+    const { functionError, payload } = await retriedWhileBusy(
+      run,
+      () => invoke(run, run.settings.AUTHORIZER_VERSION_ARN, event),
+      () => undefined,
+    );
+    // Exactly this message is what API Gateway turns into 401; anything else becomes a 500.
+    if (functionError === undefined || payload?.errorMessage !== 'Unauthorized')
+      fail(`expected the error "Unauthorized", got ${functionError ?? 'an answer'}: ${JSON.stringify(payload).slice(0, 200)}`);
+    return 'Unauthorized';
+  },
+});
+
+const listAnswers = (run: HookRun, context: AuthorizerContext): Check => ({
+  name: 'list',
+  run: async () => {
+    const answer = await retriedWhileBusy(
+      run,
+      () =>
+        invokeStreamed(
+          run,
+          run.settings.LIST_ORDERS_VERSION_ARN,
+          proxyEvent(run.settings, 'GET', '/store/orders', context.value),
+          listPrefixBytes,
+        ),
+      (value) => value.status,
+    );
+    const orders = listedOrders(answer.cut ? { ...answer, body: completeOrdersOf(answer.body) } : answer);
+    const table = await dynamodb.send(new DescribeTableCommand({ TableName: run.settings.ORDERS_TABLE }), {
+      abortSignal: untilDeadline(run),
+    });
+    const itemCount = table.Table?.ItemCount ?? 0;
+    if (orders.length === 0 && itemCount > 0) fail(`answered [] while the table's item count is ${itemCount}`);
+    const what = answer.cut
+      ? `the first ${orders.length} orders valid (reading stopped after ${listPrefixBytes} bytes)`
+      : `${orders.length} valid orders`;
+    return `200, ${what} (table item count ${itemCount})`;
+  },
+});
+
+const cancelAnswers = (
+  run: HookRun,
+  context: AuthorizerContext,
+  name: string,
+  id: () => Promise<string>,
+  status: number,
+  code: string,
+): Check => ({
+  name,
+  run: async () => {
+    const orderId = await id();
+    const event = proxyEvent(run.settings, 'DELETE', `/store/orders/${orderId}`, context.value);
+    const answer = await retriedWhileBusy(
+      run,
+      async () => answerOf(await invoke(run, run.settings.CANCEL_ORDER_VERSION_ARN, event)),
+      (value) => value.status,
+    );
+    return `order ${orderId}: ${expectError(answer, status, code)}`;
+  },
+});
+
+/**
+ * The checks, in order (the authorizer's Allow gives the others its context). Each is a small
+ * named check: one more function (another route) is one more entry here.
+ */
+const checks = (run: HookRun): Check[] => {
+  const context: AuthorizerContext = { value: { principalId: run.identity, keyId: run.identity } };
   return [
-    {
-      name: 'authorizer allows the canary key',
-      run: async () => {
-        const { functionError, payload } = await invoke(settings.AUTHORIZER_VERSION_ARN, tokenEvent(canary.key));
-        if (functionError !== undefined) fail(`refused it (${functionError}): ${JSON.stringify(payload).slice(0, 200)}`);
-        const answer = payload as { principalId?: string; policyDocument?: { Statement?: { Effect?: string }[] } } & Record<
-          string,
-          unknown
-        >;
-        if (answer.policyDocument?.Statement?.[0]?.Effect !== 'Allow') fail(`no Allow policy: ${JSON.stringify(answer).slice(0, 200)}`);
-        if (answer.usageIdentifierKey !== canary.usageIdentifierKey) fail("the answer does not carry the key's usage identifier");
-        authorizerContext = { principalId: answer.principalId, ...(answer.context as Record<string, unknown>) };
-        return `Allow for ${answer.principalId}, with its usage identifier`;
-      },
-    },
-    {
-      name: 'authorizer refuses a wrong key',
-      run: async () => {
-        const wrongKey = `${canary.key.slice(0, -16)}${randomBytes(8).toString('hex')}`;
-        const { functionError, payload } = await invoke(settings.AUTHORIZER_VERSION_ARN, tokenEvent(wrongKey));
-        // Exactly this message is what API Gateway turns into 401; anything else becomes a 500.
-        if (functionError === undefined || payload?.errorMessage !== 'Unauthorized')
-          fail(`expected the error "Unauthorized", got ${functionError ?? 'an answer'}: ${JSON.stringify(payload).slice(0, 200)}`);
-        return 'Unauthorized';
-      },
-    },
-    {
-      name: 'list',
-      run: async () => {
-        const answer = await invokeStreamed(settings.LIST_ORDERS_VERSION_ARN, proxyEvent('GET', '/store/orders', authorizerContext));
-        const orders = listedOrders(answer);
-        const table = await dynamodb.send(new DescribeTableCommand({ TableName: settings.ORDERS_TABLE }));
-        const itemCount = table.Table?.ItemCount ?? 0;
-        if (orders.length === 0 && itemCount > 0) fail(`answered [] while the table's item count is ${itemCount}`);
-        return `200, ${orders.length} valid orders (table item count ${itemCount})`;
-      },
-    },
-    {
-      name: 'cancel of an absent order',
-      run: async () => {
-        const id = await absentOrderId();
-        const result = await invoke(settings.CANCEL_ORDER_VERSION_ARN, proxyEvent('DELETE', `/store/orders/${id}`, authorizerContext));
-        return `order ${id}: ${expectError(answerOf(result), 404, 'order_not_found')}`;
-      },
-    },
-    {
-      name: 'cancel of a malformed id',
-      run: async () => {
-        const result = await invoke(
-          settings.CANCEL_ORDER_VERSION_ARN,
-          proxyEvent('DELETE', '/store/orders/pre-traffic-check', authorizerContext),
-        );
-        return expectError(answerOf(result), 400, 'invalid_order_id');
-      },
-    },
+    authorizerAllows(run, context),
+    authorizerRefuses(run),
+    listAnswers(run, context),
+    cancelAnswers(run, context, 'cancel of an absent order', () => absentOrderId(run), 404, 'order_not_found'),
+    cancelAnswers(run, context, 'cancel of a malformed id', async () => 'pre-traffic-check', 400, 'invalid_order_id'),
   ];
 };
 
-/** Every check's outcome, one line each, and the names of those that failed. */
-export const runChecks = async (): Promise<{ lines: string[]; failed: string[] }> => {
+type Outcome = { lines: string[]; failed: string[] };
+
+const failure = (name: string, reason: string): Outcome => ({ lines: [`FAIL  ${name}: ${reason}`], failed: [name] });
+const reasonOf = (error: unknown) =>
+  error instanceof Error
+    ? error.name === 'TimeoutError' || error.name === 'AbortError'
+      ? 'no answer before the deadline'
+      : error.message
+    : String(error);
+
+/**
+ * `work`, or a TimeoutError shortly after the deadline: a call without an abort signal of its own
+ * cannot outlast it either (calls with one stop at the deadline itself and say why).
+ */
+const withinDeadline = <T>(deadline: number, work: Promise<T>): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    const error = Object.assign(new Error('the deadline passed'), { name: 'TimeoutError' });
+    timer = setTimeout(() => reject(error), Math.max(1, deadline + 2_000 - Date.now()));
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+};
+
+/** Every check's outcome, one line each, and the names of those that failed; none starts or runs past the deadline. */
+export const runChecks = async (event: HookEvent, deadline: number): Promise<Outcome> => {
+  const parsed = settingsSchema.safeParse(process.env);
+  if (!parsed.success) return failure('settings', `the hook's environment is invalid: ${parsed.error.message.replaceAll('\n', ' ')}`);
+  const settings = parsed.data;
   let canary: CanaryKey;
   try {
-    canary = await readCanaryKey(secrets, settings.CANARY_KEY_SECRET);
+    canary = await withinDeadline(deadline, readCanaryKey(secrets, settings.CANARY_KEY_SECRET));
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
     const fix = 'create it with `npm run keys -- canary --stage <stage>`';
-    return { lines: [`FAIL  canary key: secret ${settings.CANARY_KEY_SECRET} unreadable (${reason}); ${fix}`], failed: ['canary key'] };
+    return failure('canary key', `secret ${settings.CANARY_KEY_SECRET} unreadable (${reasonOf(error)}); ${fix}`);
   }
+  const run: HookRun = { settings, canary, identity: `pre-traffic-${event.DeploymentId}`, deadline };
   const lines: string[] = [];
   const failed: string[] = [];
-  for (const { name, run } of checks(canary)) {
+  for (const { name, run: check } of checks(run)) {
     try {
-      lines.push(`PASS  ${name}: ${await run()}`);
+      if (Date.now() >= deadline) fail('not started: the checks reached their deadline');
+      lines.push(`PASS  ${name}: ${await withinDeadline(deadline, check())}`);
     } catch (error) {
       failed.push(name);
-      lines.push(`FAIL  ${name}: ${error instanceof Error ? error.message : String(error)}`);
+      lines.push(`FAIL  ${name}: ${reasonOf(error)}`);
     }
   }
   // The key never reaches a log line, whatever a function echoed.
   return { lines: lines.map((line) => line.replaceAll(canary.key, '<canary key>')), failed };
 };
 
-export const handler = async (event: HookEvent) => {
-  const { lines, failed } = await runChecks();
-  const status = failed.length === 0 ? 'Succeeded' : 'Failed';
-  for (const line of lines) console.log(JSON.stringify({ level: line.startsWith('FAIL') ? 'ERROR' : 'INFO', message: line }));
-  await codedeploy.send(
+/** Sends the outcome to CodeDeploy; a report that cannot be sent is thrown (the invocation fails, and the log says why). */
+const report = async (event: HookEvent, status: 'Succeeded' | 'Failed') =>
+  codedeploy.send(
     new PutLifecycleEventHookExecutionStatusCommand({
       deploymentId: event.DeploymentId,
       lifecycleEventHookExecutionId: event.LifecycleEventHookExecutionId,
       status,
     }),
   );
+
+export const handler = async (event: HookEvent, context: Pick<Context, 'getRemainingTimeInMillis'>) => {
+  const deadline = Date.now() + context.getRemainingTimeInMillis() - reportMarginMs;
+  const { lines, failed } = await runChecks(event, deadline).catch((error: unknown) => failure('hook', reasonOf(error)));
+  const status = failed.length === 0 ? 'Succeeded' : 'Failed';
+  for (const line of lines) console.log(JSON.stringify({ level: line.startsWith('FAIL') ? 'ERROR' : 'INFO', message: line }));
   const summary = failed.length === 0 ? `all ${lines.length} checks passed` : `failed: ${failed.join(', ')}`;
+  try {
+    await report(event, status);
+  } catch (error) {
+    console.log(JSON.stringify({ level: 'ERROR', message: `could not report ${status} to CodeDeploy (${summary}): ${reasonOf(error)}` }));
+    throw error;
+  }
   console.log(JSON.stringify({ level: failed.length === 0 ? 'INFO' : 'ERROR', message: `reported ${status} to CodeDeploy: ${summary}` }));
   return { status, failed, lines };
 };

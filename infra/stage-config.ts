@@ -149,6 +149,12 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
     readonly email?: string;
     /** API answers with status 5xx, as a percentage of all requests in 5 minutes. */
     readonly serverErrorRatePercent: number;
+    /**
+     * The 5xx rate is judged only in 5 minutes with at least this many requests: on the synthetic
+     * client's traffic alone (about 25 requests in 5 minutes) one transient 503 would be 4 %.
+     * Chosen so that one 5xx at the minimum stays under the threshold (100 / min < percent).
+     */
+    readonly serverErrorMinRequests: number;
     /** p99 latency of DELETE (what a cancelling client waits, API Gateway's own figure) in ms, in three of five 1-minute periods. */
     readonly cancelP99LatencyMs: number;
     /** p99 time to the list's first byte (the function's ListFirstByte) in ms, in three of five 1-minute periods. */
@@ -235,6 +241,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     data: { removalPolicy: 'retain-except-on-create', deletionProtection: false },
     alarms: {
       serverErrorRatePercent: 5,
+      serverErrorMinRequests: 50,
       cancelP99LatencyMs: 3000,
       listFirstByteP99Ms: 4000,
       functionErrors: 5,
@@ -290,6 +297,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     data: { removalPolicy: 'retain', deletionProtection: true },
     alarms: {
       serverErrorRatePercent: 1,
+      serverErrorMinRequests: 200,
       cancelP99LatencyMs: 1500,
       listFirstByteP99Ms: 2000,
       functionErrors: 1,

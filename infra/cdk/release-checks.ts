@@ -84,9 +84,10 @@ export class PreTrafficHook extends Construct {
       depsLockFilePath: resolve(repoRoot, 'package-lock.json'),
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
-      // The list check reads the whole list, as a client would.
-      memorySize: 1024,
-      timeout: Duration.minutes(15),
+      // The list check reads the first 256 KB of the list, whatever the table holds.
+      memorySize: 512,
+      // Its checks stop 30 s before this (functions/pre-traffic-hook.ts, reportMarginMs), so it always reports.
+      timeout: Duration.minutes(5),
       role: this.role,
       logGroup,
       environment: {
@@ -101,7 +102,23 @@ export class PreTrafficHook extends Construct {
       },
       bundling: functionBundling,
     });
-    for (const fn of [props.authorizer, ...props.routeFunctions.map(({ fn }) => fn)]) fn.function.currentVersion.grantInvoke(this.role);
+    // Any version of the three functions, named by a statement that never changes: a grant naming
+    // the new versions would change the role's policy seconds before CodeDeploy runs the hook, and
+    // IAM applies a policy change only eventually.
+    const functions = [props.authorizer, ...props.routeFunctions.map(({ fn }) => fn)];
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: functions.map((fn) => `${fn.function.functionArn}:*`),
+      }),
+    );
+    Validations.of(this.role).acknowledge(
+      ...functions.map((fn) => ({
+        id: `AwsSolutions::AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(fn.function.node.defaultChild as lambda.CfnFunction)}.Arn>:*]`,
+        reason:
+          "Any published version of this one function: the hook invokes the version a deploy is about to publish, and a grant naming that version would change the role's policy seconds before the hook runs (IAM is eventually consistent).",
+      })),
+    );
     // GetItem: the cancelled id is first found absent; DescribeTable: the item count the list is judged by.
     props.ordersTable.grant(this.role, 'dynamodb:GetItem', 'dynamodb:DescribeTable');
     this.role.addToPolicy(
@@ -176,8 +193,10 @@ export class SyntheticClient extends Construct {
       enforceSSL: true,
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       lifecycleRules: [{ expiration: Duration.days(retentionDays) }],
-      // Run logs only: nothing in it outlives its lifecycle rule, and nothing is lost when the stage goes.
-      removalPolicy: RemovalPolicy.DESTROY,
+      // Kept when the stack is deleted: CloudFormation cannot delete a bucket that holds objects,
+      // and this one always does, so DESTROY would end `cdk destroy` in DELETE_FAILED. Its run logs
+      // expire by the lifecycle rule; docs/deploying.md ("Tear staging down") deletes it afterwards.
+      removalPolicy: RemovalPolicy.RETAIN,
     });
     this.canary = new synthetics.Canary(this, 'Canary', {
       canaryName: this.canaryName,

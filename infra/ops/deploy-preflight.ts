@@ -10,9 +10,11 @@ import { parseArgs } from 'node:util';
 import { APIGatewayClient, GetAccountCommand } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand, ListStackResourcesCommand, type Stack } from '@aws-sdk/client-cloudformation';
 import { GetAccountSettingsCommand, GetFunctionConcurrencyCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { DescribeSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import { operations } from '../operations.ts';
 import { type StageConfig, type StageName, stages } from '../stage-config.ts';
 import { accountStackName } from '../cdk/store-orders-account-stack.ts';
@@ -27,6 +29,7 @@ export type PreflightClients = {
   readonly lambda: LambdaClient;
   readonly apiGateway: APIGatewayClient;
   readonly sns: SNSClient;
+  readonly secrets: SecretsManagerClient;
 };
 
 /** What the target must be, when the caller knows (e.g. an organisation's staging account). */
@@ -228,6 +231,42 @@ const checkAlarmSubscription = async (clients: PreflightClients, config: StageCo
   };
 };
 
+/**
+ * The canary key's secret: without it the pre-traffic hook reports Failed and every deploy rolls
+ * back. Only its metadata is read (DescribeSecret), never its value. Before the stage's first
+ * deploy it cannot exist yet (the key tool needs the stage's tables and usage plans).
+ */
+const checkCanaryKey = async (clients: PreflightClients, config: StageConfig): Promise<CheckResult> => {
+  const check = 'canary key';
+  const name = canaryKeySecretName(config.stage);
+  const fix = `npm run keys -- canary --stage ${config.stage}`;
+  if ((await describeStack(clients, config.stackName)) === undefined)
+    return {
+      check,
+      ok: true,
+      message: `${config.stackName} is not deployed yet: deploy it once with -c skipPreTrafficHook=true, then run ${fix} before the next deploy`,
+    };
+  try {
+    const secret = await clients.secrets.send(new DescribeSecretCommand({ SecretId: name }));
+    if (secret.DeletedDate !== undefined)
+      return {
+        check,
+        ok: false,
+        message: `${name} is scheduled for deletion: the pre-traffic hook cannot read it, so every deploy would roll back`,
+        fix: `aws secretsmanager restore-secret --secret-id ${name}, or ${fix}`,
+      };
+    return { check, ok: true, message: `${name} is stored` };
+  } catch (error) {
+    if (errorName(error) !== 'ResourceNotFoundException') throw error;
+    return {
+      check,
+      ok: false,
+      message: `${name} is not stored: the pre-traffic hook would report Failed and every deploy roll back`,
+      fix,
+    };
+  }
+};
+
 /** Every check, in order; after a failed target check the others are skipped (they would ask the wrong account). */
 export const runPreflight = async (
   config: StageConfig,
@@ -260,6 +299,7 @@ export const runPreflight = async (
     await guarded('Lambda concurrency', () => checkConcurrency(clients, config, region)),
     await guarded('API Gateway logging role', () => checkLoggingRole(clients)),
     await guarded('alarm delivery', () => checkAlarmSubscription(clients, config)),
+    await guarded('canary key', () => checkCanaryKey(clients, config)),
   ];
 };
 
@@ -304,6 +344,7 @@ const main = async () => {
     lambda: new LambdaClient(clientConfig),
     apiGateway: new APIGatewayClient(clientConfig),
     sns: new SNSClient(clientConfig),
+    secrets: new SecretsManagerClient(clientConfig),
   };
   const results = await runPreflight(config, clients, {
     region,

@@ -57,6 +57,10 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
       [a.serverErrorRatePercent, a.cancelP99LatencyMs, a.listFirstByteP99Ms, a.functionErrors, a.authFailures].join(', '),
     shows: ['alarms'],
   },
+  '5xx-rate alarm: judged in 5 minutes with at least this many requests': {
+    cell: ({ alarms: a }) => String(a.serverErrorMinRequests),
+    shows: ['alarms'],
+  },
   '401-share alarm: % refused, judged in minutes with at least this many requests': {
     cell: ({ alarms: a }) => `${a.refusedShare.percent}, ${a.refusedShare.minRequests}`,
     shows: ['alarms'],

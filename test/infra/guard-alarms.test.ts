@@ -4,8 +4,10 @@
  * of a linear shift). After that CodeDeploy no longer rolls back. The arithmetic is done on the
  * synthesized template, for every alarm every deployment group watches (whoever adds them).
  */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { stageNames, synthApp } from '../lib/cdk.ts';
+import { repoRoot, stageNames, synthApp } from '../lib/cdk.ts';
 
 const { template } = synthApp();
 
@@ -84,5 +86,56 @@ describe.each(stageNames)('the guard alarms of %s', (stage) => {
     }
     expect(late).toEqual([]);
     if (stage === 'production') expect(checked).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * The chance that `failedRuns` of `minutes` consecutive one-minute runs fail, somewhere within
+ * `runs` runs, when each run fails on its own with probability `p`: every pattern of failures
+ * enumerated (2^runs of them), so the figure is exact.
+ */
+export const chanceOfAlarm = (p: number, runs: number, failedRuns: number, minutes: number): number => {
+  let chance = 0;
+  for (let pattern = 0; pattern < 2 ** runs; pattern++) {
+    const failed = Array.from({ length: runs }, (_, run) => (pattern >> run) & 1);
+    const fires = failed.some((_, end) => failed.slice(Math.max(0, end - minutes + 1), end + 1).reduce((a, b) => a + b, 0) >= failedRuns);
+    const count = failed.reduce((a, b) => a + b, 0);
+    if (fires) chance += p ** count * (1 - p) ** (runs - count);
+  }
+  return chance;
+};
+
+/**
+ * How often a synthetic-client run meets a new version that gets 10 % of the traffic: the run
+ * lists twice (with and without gzip) and cancels once; the authorizer is called once per key per
+ * cache TTL (300 s), so about one run in five reaches it at all.
+ */
+const perRun = { list: 1 - 0.9 ** 2, cancel: 0.1, authorizer: 0.1 / 5 };
+
+describe("CanaryFailed during production's canary deployment", () => {
+  const resources = template('production').toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>;
+  const alarm = Object.values(resources).find(
+    (resource) => resource.Type === 'AWS::CloudWatch::Alarm' && resource.Properties.AlarmName === 'StoreOrders-production-CanaryFailed',
+  )!.Properties as unknown as AlarmProperties;
+  const group = Object.values(resources).find((resource) => resource.Type === 'AWS::CodeDeploy::DeploymentGroup')!;
+  // The runs whose failures can still set it off before CodeDeploy stops watching.
+  const runs = (watchedSeconds(String(group.Properties.DeploymentConfigName)) - metricDelaySeconds) / 60;
+  const odds = (p: number) => Math.round(100 * chanceOfAlarm(p, runs, alarm.DatapointsToAlarm!, alarm.EvaluationPeriods));
+  const page = readFileSync(resolve(repoRoot, 'docs/deploying.md'), 'utf8');
+
+  it('stops a release whose new list or cancel answers every request wrongly with the odds docs/deploying.md states', () => {
+    expect(runs).toBe(12);
+    const figures = { list: odds(perRun.list), cancel: odds(perRun.cancel), authorizer: odds(perRun.authorizer) };
+    expect(figures).toEqual({ list: 68, cancel: 33, authorizer: 2 });
+    expect(page).toContain(
+      `about ${figures.list} % for a broken list, ${figures.cancel} % for a broken cancel and ${figures.authorizer} % for a broken authorizer`,
+    );
+    // The rule it replaced, two failed runs in a row, had about half of that: 30, 10 and 0.4 %.
+    expect(Math.round(100 * chanceOfAlarm(perRun.list, runs, 2, 2))).toBe(30);
+  });
+
+  it('never fires on one failed run alone', () => {
+    expect(alarm.DatapointsToAlarm).toBe(2);
+    expect(chanceOfAlarm(1, 1, alarm.DatapointsToAlarm!, alarm.EvaluationPeriods)).toBe(0);
   });
 });

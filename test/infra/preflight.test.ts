@@ -6,6 +6,7 @@
 import { APIGatewayClient, GetAccountCommand } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
 import { GetAccountSettingsCommand, GetFunctionConcurrencyCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { DescribeSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
@@ -36,6 +37,7 @@ const cloudFormation = mockClient(CloudFormationClient);
 const lambda = mockClient(LambdaClient);
 const apiGateway = mockClient(APIGatewayClient);
 const sns = mockClient(SNSClient);
+const secrets = mockClient(SecretsManagerClient);
 const clients: PreflightClients = {
   sts: new STSClient({ region }),
   ssm: new SSMClient({ region }),
@@ -43,6 +45,7 @@ const clients: PreflightClients = {
   lambda: new LambdaClient({ region }),
   apiGateway: new APIGatewayClient({ region }),
   sns: new SNSClient({ region }),
+  secrets: new SecretsManagerClient({ region }),
 };
 
 const awsError = (name: string, message: string) => Object.assign(new Error(message), { name });
@@ -50,7 +53,11 @@ const missingStack = (stackName: string) => awsError('ValidationError', `Stack w
 
 /** An account ready for its second production deploy: every check passes. */
 beforeEach(() => {
-  for (const mock of [sts, ssm, cloudFormation, lambda, apiGateway, sns]) mock.reset();
+  for (const mock of [sts, ssm, cloudFormation, lambda, apiGateway, sns, secrets]) mock.reset();
+  secrets.on(DescribeSecretCommand, { SecretId: 'store-orders/production/canary-key' }).resolves({
+    ARN: `arn:aws:secretsmanager:${region}:${account}:secret:store-orders/production/canary-key-AbCdEf`,
+    Name: 'store-orders/production/canary-key',
+  });
   sts.on(GetCallerIdentityCommand).resolves({ Account: account });
   ssm.on(GetParameterCommand, { Name: '/cdk-bootstrap/hnb659fds/version' }).resolves({ Parameter: { Value: '27' } });
   lambda.on(GetAccountSettingsCommand).resolves({ AccountLimit: { ConcurrentExecutions: 1000, UnreservedConcurrentExecutions: 990 } });
@@ -96,9 +103,38 @@ describe('npm run preflight', () => {
       ['Lambda concurrency', true],
       ['API Gateway logging role', true],
       ['alarm delivery', true],
+      ['canary key', true],
     ]);
     expect(results[0]?.message).toBe(`the deploy goes to account ${account}, region ${region}`);
     expect(report('production', results)).toContain('All checks passed.');
+  });
+
+  describe('canary key', () => {
+    it('fails, with the command that stores it, when the stage is deployed but its canary key is not stored', async () => {
+      secrets.on(DescribeSecretCommand).rejects(awsError('ResourceNotFoundException', "Secrets Manager can't find the specified secret."));
+      expect(await result('canary key')).toEqual({
+        check: 'canary key',
+        ok: false,
+        message: 'store-orders/production/canary-key is not stored: the pre-traffic hook would report Failed and every deploy roll back',
+        fix: 'npm run keys -- canary --stage production',
+      });
+    });
+
+    it('fails when the secret is scheduled for deletion', async () => {
+      secrets.on(DescribeSecretCommand).resolves({ Name: 'store-orders/production/canary-key', DeletedDate: new Date() });
+      expect(await result('canary key')).toMatchObject({ ok: false, fix: expect.stringContaining('restore-secret') });
+    });
+
+    it('passes before the first deploy, saying how the first deploy goes', async () => {
+      cloudFormation.on(DescribeStacksCommand).rejects(missingStack(config.stackName));
+      expect(await result('canary key')).toMatchObject({ ok: true, message: expect.stringContaining('skipPreTrafficHook=true') });
+      expect(secrets.calls()).toHaveLength(0);
+    });
+
+    it("reads only the secret's metadata, never its value", async () => {
+      await run();
+      expect(secrets.calls().map((call) => call.args[0].constructor.name)).toEqual(['DescribeSecretCommand']);
+    });
   });
 
   describe('target', () => {
@@ -273,6 +309,10 @@ describe("the pipeline's deploy identity may make every call the preflight makes
       resource: arn.function(FunctionName!),
     }),
     GetAccountCommand: () => ({ action: 'apigateway:GET', resource: `arn:aws:apigateway:${pipelineRegion}::/account` }),
+    DescribeSecretCommand: ({ SecretId }) => ({
+      action: 'secretsmanager:DescribeSecret',
+      resource: `arn:aws:secretsmanager:${pipelineRegion}:${accounts[stage]}:secret:${SecretId}-AbCdEf`,
+    }),
     ListSubscriptionsByTopicCommand: () => ({
       action: 'sns:ListSubscriptionsByTopic',
       resource: `arn:aws:sns:${pipelineRegion}:${accounts[stage]}:StoreOrders-production-MonitoringAlarmTopicD5C0A1B2-Xy12Ab34Cd56`,
@@ -281,7 +321,7 @@ describe("the pipeline's deploy identity may make every call the preflight makes
 
   it('allows each of them, in the stage account, by the policy docs/deploying.md gives (docs/pipeline)', async () => {
     await runPreflight(stages[stage], clients, { region: pipelineRegion, qualifier: 'hnb659fds' });
-    const commands = [sts, ssm, cloudFormation, lambda, apiGateway, sns].flatMap((mock) =>
+    const commands = [sts, ssm, cloudFormation, lambda, apiGateway, sns, secrets].flatMap((mock) =>
       mock.calls().map((call) => call.args[0] as unknown as { constructor: { name: string }; input: Record<string, string> }),
     );
     expect(commands.length).toBeGreaterThan(5);

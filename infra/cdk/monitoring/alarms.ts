@@ -103,17 +103,21 @@ function alarm(
   return created;
 }
 
+/** Api5xxRate's expression: the 5xx share of 5 minutes with at least `minRequests` requests, else 0. */
+export const serverErrorRateExpression = (minRequests: number) => `IF(requests >= ${minRequests}, 100 * FILL(errors, 0) / requests, 0)`;
+
 /** The API as clients see it: errors over all routes; latency per route, as each route's client waits. */
 function addApiAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
   const { config } = props;
   alarm(
     target,
     'Api5xxRate',
-    `${config.alarms.serverErrorRatePercent}% or more of the requests in 5 minutes were answered with a 5xx status.`,
+    `${config.alarms.serverErrorRatePercent}% or more of the requests in 5 minutes were answered with a 5xx status (5 minutes with ${config.alarms.serverErrorMinRequests}+ requests).`,
     {
+      // Like RefusedShare: a handful of requests (the synthetic client's alone) makes one transient 5xx a large share.
       metric: new cloudwatch.MathExpression({
         label: '5xx rate (%)',
-        expression: '100 * FILL(errors, 0) / requests',
+        expression: serverErrorRateExpression(config.alarms.serverErrorMinRequests),
         usingMetrics: {
           errors: apiMetric(props, '5XXError', 'Sum'),
           requests: apiMetric(props, 'Count', 'Sum'),
@@ -247,10 +251,20 @@ function addAuthorizerAlarms(target: AlarmTarget, props: StoreOrdersMonitoringPr
 }
 
 /**
+ * CanaryFailed's rule, M failed runs in N one-minute periods: two, so that one transient failure
+ * never rolls a good release back; in ten, so that a defect reached by 10 % of the traffic, which
+ * a run meets only now and then, still gathers two within the bake (the odds are computed in
+ * test/infra/guard-alarms.test.ts and written in docs/deploying.md).
+ */
+export const canaryFailedRule = { failedRuns: 2, minutes: 10 } as const;
+
+/**
  * Alarms for a service that answers, but wrongly (guards too, so a release doing it rolls back):
  * the synthetic client's runs failing (docs/runbook.md, "CanaryFailed"), and a jump in the share
  * of requests refused with 401, counted from the access log ("RefusedShare"). Both judge 1-minute
- * periods, two in a row, so either can stop the 15-minute canary deployment.
+ * periods, so either can stop the 15-minute canary deployment. CanaryFailed counts 2 failed runs
+ * in any 10 minutes, not 2 in a row: while CodeDeploy sends 10 % of the traffic to a new version,
+ * a run meets that version only now and then (docs/deploying.md, "What the guards see").
  */
 function addWrongAnswerAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
   const { config, accessLogs, canaryName } = props;
@@ -258,7 +272,7 @@ function addWrongAnswerAlarms(target: AlarmTarget, props: StoreOrdersMonitoringP
   alarm(
     target,
     'CanaryFailed',
-    `The synthetic client (Synthetics canary ${canaryName}) failed two runs in a row: the stage answers its read-only checks wrongly or not at all.`,
+    `The synthetic client (Synthetics canary ${canaryName}) failed ${canaryFailedRule.failedRuns} runs in ${canaryFailedRule.minutes} minutes: the stage answers its read-only checks wrongly or not at all.`,
     {
       metric: new cloudwatch.Metric({
         namespace: 'CloudWatchSynthetics',
@@ -269,8 +283,8 @@ function addWrongAnswerAlarms(target: AlarmTarget, props: StoreOrdersMonitoringP
       }),
       comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
       threshold: 100,
-      evaluationPeriods: 2,
-      datapointsToAlarm: 2,
+      evaluationPeriods: canaryFailedRule.minutes,
+      datapointsToAlarm: canaryFailedRule.failedRuns,
     },
     { guardsDeploys: true },
   );
