@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { FunctionSettings } from './function-settings.ts';
 import type { FunctionStage } from './stage-config.ts';
 import { type OperationContract, orderWireSchema, wireInt64 } from './openapi/openapi.ts';
+import { cursorSecretName } from '../shared/cursor-keys.ts';
 import { type Operation, routeOf } from '../shared/routes.ts';
 
 /**
@@ -80,6 +81,19 @@ export const listResponseBudgetBytes = 180_000_000;
  * 104 plain and 10 to 25 gzip-compressed, depending on how alike the orders are): docs/api.md#limits-of-the-deployed-list.
  */
 export const listBytesPerOrder = { plain: 128, gzip: 32 } as const;
+
+/** The v2 list's page: its orders and, unless it is the last page, the cursor of the next one. */
+export const orderPageWireSchema = z
+  .object({
+    orders: z.array(orderWireSchema),
+    nextCursor: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/)
+      .max(1024)
+      .optional()
+      .meta({ description: 'Opaque (base64url): send it as `cursor` for the next page. Absent on the last page, and only there.' }),
+  })
+  .meta({ id: 'OrderPage', description: 'One page of a v2 list.' });
 
 export const operations: Readonly<Record<Operation, OperationFacts>> = {
   listOrders: {
@@ -173,6 +187,50 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
         'service_unavailable',
         'internal_error',
       ],
+    },
+  },
+
+  listOrdersPaged: {
+    // One Scan or Query page of at most 1000 orders per invocation (about 130 KB of JSON).
+    function: {
+      handlerFile: routeOf('listOrdersPaged').handlerFile,
+      description: 'Store Orders: GET /v2/store/orders (listOrdersPaged)',
+      memorySize: 512,
+      timeoutSeconds: 10,
+      environment: (stage, tables) => ({
+        ORDERS_TABLE: tables.orders,
+        STAGE_NAME: stage.stage,
+        // The local run has no Secrets Manager: it passes CURSOR_SECRETS instead (infra/local/local-api.ts).
+        ...(stage.stage === 'local' ? {} : { CURSOR_SECRET_ID: cursorSecretName(stage.stage) }),
+      }),
+    },
+    // Scan: the table, whole or one segment; Query: the status index (the grant covers the table's indexes).
+    tableAccess: { orders: ['dynamodb:Scan', 'dynamodb:Query'] },
+    throttling: 'request',
+    integrationTimeoutSeconds: 29,
+    alarms: { latencyP99: { name: 'PagedList', threshold: 'cancelP99LatencyMs' } },
+    contract: {
+      description:
+        '**Experimental.** Orders in pages: each page holds up to `pageSize` orders and, unless it is the last, a `nextCursor` ' +
+        '(and a `Link: <…>; rel="next"` header) for the next one. Every order present for the whole read appears exactly once ' +
+        'across its pages; a page may hold fewer orders than `pageSize`, even none, without being the last. Filters: ' +
+        '`status`, and a `shipDate` range (`shipDateFrom` inclusive, `shipDateTo` exclusive; an order without a shipDate ' +
+        'never matches it). A split read (`part` k of `parts` n) reads one nth of the store; the n parts together are the ' +
+        'whole read. A cursor is bound to the stage, the filters and the part it was made for, and expires 24 hours after ' +
+        'it was issued.',
+      success: {
+        status: 200,
+        description: 'One page of orders.',
+        body: orderPageWireSchema,
+        headers: {
+          Link: {
+            required: false,
+            description: 'RFC 8288 `<…>; rel="next"`: the next page (the same parameters and its `cursor`). Absent on the last page.',
+            schema: { type: 'string' },
+          },
+        },
+      },
+      errors: ['invalid_query_parameter', 'invalid_cursor', 'cursor_expired', 'cursor_mismatch', 'service_unavailable', 'internal_error'],
     },
   },
 };
