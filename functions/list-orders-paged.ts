@@ -45,11 +45,16 @@ const startKeyOf = async (query: ListQuery): Promise<StartKey | undefined> => {
       return await open();
     }
   } catch (error) {
-    if (error instanceof CursorError) {
-      logger.info('cursor refused', { problem: error.problem });
-      throw apiError(error.problem, error.message);
+    if (!(error instanceof CursorError)) throw error;
+    logger.info('cursor refused', { problem: error.problem });
+    switch (error.problem) {
+      case 'invalid_cursor':
+        throw apiError('invalid_cursor', error.message);
+      case 'cursor_expired':
+        throw apiError('cursor_expired', error.message);
+      case 'cursor_mismatch':
+        throw apiError('cursor_mismatch', error.message);
     }
-    throw error;
   }
 };
 

@@ -9,7 +9,9 @@ import { z } from 'zod';
 import type { FunctionSettings } from './function-settings.ts';
 import type { FunctionStage } from './stage-config.ts';
 import { type OperationContract, orderWireSchema, wireInt64 } from './openapi/openapi.ts';
+import { cursorMaxAgeSeconds, cursorMaxLength } from '../shared/cursor.ts';
 import { cursorSecretName } from '../shared/cursor-keys.ts';
+import { listStatuses, pageSizeBounds, partsBounds } from '../shared/list-query.ts';
 import { type Operation, routeOf } from '../shared/routes.ts';
 
 /**
@@ -85,7 +87,7 @@ export const listBytesPerOrder = { plain: 128, gzip: 32 } as const;
 /** The v2 list's page: its orders and, unless it is the last page, the cursor of the next one. */
 export const orderPageWireSchema = z
   .object({
-    orders: z.array(orderWireSchema),
+    orders: z.array(orderWireSchema).max(pageSizeBounds.max),
     nextCursor: z
       .string()
       .regex(/^[A-Za-z0-9_-]+$/)
@@ -93,7 +95,55 @@ export const orderPageWireSchema = z
       .optional()
       .meta({ description: 'Opaque (base64url): send it as `cursor` for the next page. Absent on the last page, and only there.' }),
   })
-  .meta({ id: 'OrderPage', description: 'One page of a v2 list.' });
+  .meta({
+    id: 'OrderPage',
+    description: 'One page of a v2 list.',
+    example: {
+      orders: [{ id: 1, petId: 101, quantity: 1, shipDate: '2026-12-01T10:00:00Z', complete: false, status: 'pending' }],
+      nextCursor: 'AcWq3yH0b1m9Zx8kJr2TQv5nLd7sP4eF',
+    },
+  });
+
+const boundedInteger = (min: number, max: number, description: string, example: number) =>
+  z.int().min(min).max(max).optional().meta({ format: 'int32', description, example });
+const shipDateBound = (description: string, example: string) =>
+  z.iso.datetime({ offset: true }).max(64).optional().meta({ description, example });
+
+/** The v2 list's query parameters, with the bounds shared/list-query.ts enforces. */
+const pagedListQuery = {
+  pageSize: boundedInteger(
+    pageSizeBounds.min,
+    pageSizeBounds.max,
+    `Orders per page at most (default ${pageSizeBounds.default}). A page may hold fewer, even none, without being the last.`,
+    pageSizeBounds.max,
+  ).default(pageSizeBounds.default),
+  status: z.enum(listStatuses).optional().meta({ description: 'Only orders of this status.', example: 'pending' }),
+  shipDateFrom: shipDateBound('Only orders whose shipDate is at or after this instant (RFC 3339 date-time).', '2026-12-01T00:00:00Z'),
+  shipDateTo: shipDateBound('Only orders whose shipDate is before this instant (RFC 3339 date-time).', '2027-01-01T00:00:00Z'),
+  part: boundedInteger(
+    1,
+    partsBounds.max,
+    'A split read: which part (1-based) of `parts` this read is. Send `part` and `parts` both, or neither.',
+    1,
+  ),
+  parts: boundedInteger(
+    partsBounds.min,
+    partsBounds.max,
+    'A split read: into how many parts the store is split; the parts together are the whole read.',
+    4,
+  ),
+  cursor: z
+    .string()
+    .min(1)
+    .max(cursorMaxLength)
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .optional()
+    .meta({
+      description:
+        `The previous page's \`nextCursor\`, unchanged, to read the next page; sent with the same status, shipDateFrom, shipDateTo, ` +
+        `part and parts as the request that made it (pageSize may differ). It expires ${cursorMaxAgeSeconds / 3600} hours after it was issued.`,
+    }),
+};
 
 export const operations: Readonly<Record<Operation, OperationFacts>> = {
   listOrders: {
@@ -218,6 +268,7 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
         'never matches it). A split read (`part` k of `parts` n) reads one nth of the store; the n parts together are the ' +
         'whole read. A cursor is bound to the stage, the filters and the part it was made for, and expires 24 hours after ' +
         'it was issued.',
+      queryParameters: pagedListQuery,
       success: {
         status: 200,
         description: 'One page of orders.',
@@ -226,7 +277,7 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
           Link: {
             required: false,
             description: 'RFC 8288 `<…>; rel="next"`: the next page (the same parameters and its `cursor`). Absent on the last page.',
-            schema: { type: 'string' },
+            schema: { type: 'string', maxLength: 2048, pattern: '^</v2/store/orders\\?[^>]*>; rel="next"$' },
           },
         },
       },
