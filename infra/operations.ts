@@ -22,6 +22,8 @@ export type TableAccess = {
   readonly orders?: readonly string[];
   readonly apiKeys?: readonly string[];
   readonly listLeases?: readonly string[];
+  /** The orders table's status index (shared/orders-repository.ts `statusIndex`), granted on its own ARN. */
+  readonly ordersStatusIndex?: readonly string[];
 };
 
 /**
@@ -57,6 +59,8 @@ export type OperationFacts = {
   };
   /** What its handler answers, as the OpenAPI document states it (infra/openapi/document.ts). */
   readonly contract: OperationContract;
+  /** Secrets of the stage its function reads (GetSecretValue on exactly these): `cursorKeys`, the v2 list's cursor keys. */
+  readonly secrets?: readonly 'cursorKeys'[];
 };
 
 /**
@@ -254,8 +258,9 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
         ...(stage.stage === 'local' ? {} : { CURSOR_SECRET_ID: cursorSecretName(stage.stage) }),
       }),
     },
-    // Scan: the table, whole or one segment; Query: the status index (the grant covers the table's indexes).
-    tableAccess: { orders: ['dynamodb:Scan', 'dynamodb:Query'] },
+    // Scan: the table, whole or one segment; Query: the status index, and no other index.
+    tableAccess: { orders: ['dynamodb:Scan'], ordersStatusIndex: ['dynamodb:Query'] },
+    secrets: ['cursorKeys'],
     throttling: 'request',
     integrationTimeoutSeconds: 29,
     alarms: { latencyP99: { name: 'PagedList', threshold: 'cancelP99LatencyMs' } },

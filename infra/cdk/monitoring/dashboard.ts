@@ -2,7 +2,7 @@ import { Aws, Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
 import { metricNames } from '../../../shared/observability.ts';
-import { basePath } from '../../../shared/routes.ts';
+import { resourcePath } from '../../../shared/routes.ts';
 import { apiMetric, functionLogGroups, latencyWatched, longRunning, period, serviceMetric, tooManyRequestsOf } from './metrics.ts';
 import type { StoreFunction } from '../store-function.ts';
 import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
@@ -91,7 +91,7 @@ const limitedRequestsRow = (props: Props) =>
     title: 'Limited requests (429) per route; who: saved query limited-keys',
     width: 24,
     left: props.routeFunctions.map(({ route }) =>
-      tooManyRequestsOf(props, route).with({ label: `${route.method} ${basePath}${route.path}` }),
+      tooManyRequestsOf(props, route).with({ label: `${route.method} ${resourcePath(route)}` }),
     ),
   });
 
