@@ -137,7 +137,11 @@ export class StoreOrdersStack extends Stack {
       authorizer: this.authorizerFunction,
       canaryName: this.syntheticClient.canaryName,
       tables: [
-        { id: 'OrdersTable', table: this.ordersTable, operations: [dynamodb.Operation.SCAN, dynamodb.Operation.UPDATE_ITEM] },
+        {
+          id: 'OrdersTable',
+          table: this.ordersTable,
+          operations: [dynamodb.Operation.SCAN, dynamodb.Operation.QUERY, dynamodb.Operation.UPDATE_ITEM],
+        },
         { id: 'ApiKeysTable', table: this.apiKeysTable, operations: [dynamodb.Operation.GET_ITEM] },
       ],
     });
