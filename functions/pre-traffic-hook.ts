@@ -32,6 +32,7 @@ const settings = z
     AUTHORIZER_VERSION_ARN: z.string().min(1),
     LIST_ORDERS_VERSION_ARN: z.string().min(1),
     CANCEL_ORDER_VERSION_ARN: z.string().min(1),
+    LIST_ORDERS_PAGED_VERSION_ARN: z.string().min(1),
     ORDERS_TABLE: z.string().min(1),
     CANARY_KEY_SECRET: z.string().min(1),
     /** `arn:<partition>:execute-api:<region>:<account>:<api id>/<stage>`: what the authorizer's methodArn starts with. */
@@ -183,6 +184,19 @@ const checks = (canary: CanaryKey): Check[] => {
         const itemCount = table.Table?.ItemCount ?? 0;
         if (orders.length === 0 && itemCount > 0) fail(`answered [] while the table's item count is ${itemCount}`);
         return `200, ${orders.length} valid orders (table item count ${itemCount})`;
+      },
+    },
+    {
+      // The v2 list's first page (its handler reads only the query parameters, none here).
+      name: 'v2 page',
+      run: async () => {
+        const answer = answerOf(
+          await invoke(settings.LIST_ORDERS_PAGED_VERSION_ARN, proxyEvent('GET', '/store/orders', authorizerContext)),
+        );
+        if (answer.status !== 200) fail(`answered ${answer.status}: ${answer.body.slice(0, 200)}`);
+        const { orders } = JSON.parse(answer.body) as { orders?: unknown };
+        if (!Array.isArray(orders)) return fail('answered 200 without an orders array');
+        return `200, ${orders.length} orders on the first page`;
       },
     },
     {

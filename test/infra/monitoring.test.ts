@@ -216,8 +216,8 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
   it('sums DynamoDB metrics of several operations with FILL, so one silent operation does not silence the sum', () => {
     const expression = (id: string) =>
       ((alarmNamed(id)?.Metrics ?? []) as { Expression?: string }[]).find((m) => m.Expression !== undefined)?.Expression;
-    expect(expression('OrdersTableThrottles')).toBe('FILL(scan, 0) + FILL(updateitem, 0)');
-    expect(expression('OrdersTableSystemErrors')).toBe('FILL(scan, 0) + FILL(updateitem, 0)');
+    expect(expression('OrdersTableThrottles')).toBe('FILL(scan, 0) + FILL(query, 0) + FILL(updateitem, 0)');
+    expect(expression('OrdersTableSystemErrors')).toBe('FILL(scan, 0) + FILL(query, 0) + FILL(updateitem, 0)');
     expect(expression('ApiKeysTableThrottles')).toBe('FILL(getitem, 0)');
     for (const alarm of alarms()) {
       for (const metric of (alarm.Properties.Metrics ?? []) as { Expression?: string; Id: string }[]) {
