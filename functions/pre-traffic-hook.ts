@@ -38,6 +38,7 @@ const settingsSchema = z.object({
   AUTHORIZER_VERSION_ARN: z.string().min(1),
   LIST_ORDERS_VERSION_ARN: z.string().min(1),
   CANCEL_ORDER_VERSION_ARN: z.string().min(1),
+  LIST_ORDERS_PAGED_VERSION_ARN: z.string().min(1),
   ORDERS_TABLE: z.string().min(1),
   CANARY_KEY_SECRET: z.string().min(1),
   /** `arn:<partition>:execute-api:<region>:<account>:<api id>/<stage>`: what the authorizer's methodArn starts with. */
@@ -316,6 +317,23 @@ const listAnswers = (run: HookRun, context: AuthorizerContext): Check => ({
   },
 });
 
+/** The v2 list's first page (its handler reads only the query parameters, none here). */
+const v2PageAnswers = (run: HookRun, context: AuthorizerContext): Check => ({
+  name: 'v2 page',
+  run: async () => {
+    const event = proxyEvent(run.settings, 'GET', '/store/orders', context.value);
+    const answer = await retriedWhileBusy(
+      run,
+      async () => answerOf(await invoke(run, run.settings.LIST_ORDERS_PAGED_VERSION_ARN, event)),
+      (value) => value.status,
+    );
+    if (answer.status !== 200) fail(`answered ${answer.status}: ${answer.body.slice(0, 200)}`);
+    const { orders } = JSON.parse(answer.body) as { orders?: unknown };
+    if (!Array.isArray(orders)) return fail('answered 200 without an orders array');
+    return `200, ${orders.length} orders on the first page`;
+  },
+});
+
 const cancelAnswers = (
   run: HookRun,
   context: AuthorizerContext,
@@ -347,6 +365,7 @@ const checks = (run: HookRun): Check[] => {
     authorizerAllows(run, context),
     authorizerRefuses(run),
     listAnswers(run, context),
+    v2PageAnswers(run, context),
     cancelAnswers(run, context, 'cancel of an absent order', () => absentOrderId(run), 404, 'order_not_found'),
     cancelAnswers(run, context, 'cancel of a malformed id', async () => 'pre-traffic-check', 400, 'invalid_order_id'),
   ];

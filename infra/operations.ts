@@ -9,6 +9,9 @@ import { z } from 'zod';
 import type { FunctionSettings } from './function-settings.ts';
 import type { FunctionStage } from './stage-config.ts';
 import { type OperationContract, orderWireSchema, wireInt64 } from './openapi/openapi.ts';
+import { cursorMaxAgeSeconds, cursorMaxLength } from '../shared/cursor.ts';
+import { cursorSecretName } from '../shared/cursor-keys.ts';
+import { listStatuses, pageSizeBounds, partsBounds } from '../shared/list-query.ts';
 import { type Operation, routeOf } from '../shared/routes.ts';
 
 /**
@@ -19,6 +22,8 @@ export type TableAccess = {
   readonly orders?: readonly string[];
   readonly apiKeys?: readonly string[];
   readonly listLeases?: readonly string[];
+  /** The orders table's status index (shared/orders-repository.ts `statusIndex`), granted on its own ARN. */
+  readonly ordersStatusIndex?: readonly string[];
 };
 
 /**
@@ -54,6 +59,8 @@ export type OperationFacts = {
   };
   /** What its handler answers, as the OpenAPI document states it (infra/openapi/document.ts). */
   readonly contract: OperationContract;
+  /** Secrets of the stage its function reads (GetSecretValue on exactly these): `cursorKeys`, the v2 list's cursor keys. */
+  readonly secrets?: readonly 'cursorKeys'[];
 };
 
 /**
@@ -80,6 +87,67 @@ export const listResponseBudgetBytes = 180_000_000;
  * 104 plain and 10 to 25 gzip-compressed, depending on how alike the orders are): docs/api.md#limits-of-the-deployed-list.
  */
 export const listBytesPerOrder = { plain: 128, gzip: 32 } as const;
+
+/** The v2 list's page: its orders and, unless it is the last page, the cursor of the next one. */
+export const orderPageWireSchema = z
+  .object({
+    orders: z.array(orderWireSchema).max(pageSizeBounds.max),
+    nextCursor: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/)
+      .max(1024)
+      .optional()
+      .meta({ description: 'Opaque (base64url): send it as `cursor` for the next page. Absent on the last page, and only there.' }),
+  })
+  .meta({
+    id: 'OrderPage',
+    description: 'One page of a v2 list.',
+    example: {
+      orders: [{ id: 1, petId: 101, quantity: 1, shipDate: '2026-12-01T10:00:00Z', complete: false, status: 'pending' }],
+      nextCursor: 'AcWq3yH0b1m9Zx8kJr2TQv5nLd7sP4eF',
+    },
+  });
+
+const boundedInteger = (min: number, max: number, description: string, example: number) =>
+  z.int().min(min).max(max).optional().meta({ format: 'int32', description, example });
+const shipDateBound = (description: string, example: string) =>
+  z.iso.datetime({ offset: true }).max(64).optional().meta({ description, example });
+
+/** The v2 list's query parameters, with the bounds shared/list-query.ts enforces. */
+const pagedListQuery = {
+  pageSize: boundedInteger(
+    pageSizeBounds.min,
+    pageSizeBounds.max,
+    `Orders per page at most (default ${pageSizeBounds.default}). A page may hold fewer, even none, without being the last.`,
+    pageSizeBounds.max,
+  ).default(pageSizeBounds.default),
+  status: z.enum(listStatuses).optional().meta({ description: 'Only orders of this status.', example: 'pending' }),
+  shipDateFrom: shipDateBound('Only orders whose shipDate is at or after this instant (RFC 3339 date-time).', '2026-12-01T00:00:00Z'),
+  shipDateTo: shipDateBound('Only orders whose shipDate is before this instant (RFC 3339 date-time).', '2027-01-01T00:00:00Z'),
+  part: boundedInteger(
+    1,
+    partsBounds.max,
+    'A split read: which part (1-based) of `parts` this read is. Send `part` and `parts` both, or neither.',
+    1,
+  ),
+  parts: boundedInteger(
+    partsBounds.min,
+    partsBounds.max,
+    'A split read: into how many parts the store is split; the parts together are the whole read.',
+    4,
+  ),
+  cursor: z
+    .string()
+    .min(1)
+    .max(cursorMaxLength)
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .optional()
+    .meta({
+      description:
+        `The previous page's \`nextCursor\`, unchanged, to read the next page; sent with the same status, shipDateFrom, shipDateTo, ` +
+        `part and parts as the request that made it (pageSize may differ). It expires ${cursorMaxAgeSeconds / 3600} hours after it was issued.`,
+    }),
+};
 
 export const operations: Readonly<Record<Operation, OperationFacts>> = {
   listOrders: {
@@ -173,6 +241,52 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
         'service_unavailable',
         'internal_error',
       ],
+    },
+  },
+
+  listOrdersPaged: {
+    // One Scan or Query page of at most 1000 orders per invocation (about 130 KB of JSON).
+    function: {
+      handlerFile: routeOf('listOrdersPaged').handlerFile,
+      description: 'Store Orders: GET /v2/store/orders (listOrdersPaged)',
+      memorySize: 512,
+      timeoutSeconds: 10,
+      environment: (stage, tables) => ({
+        ORDERS_TABLE: tables.orders,
+        STAGE_NAME: stage.stage,
+        // The local run has no Secrets Manager: it passes CURSOR_SECRETS instead (infra/local/local-api.ts).
+        ...(stage.stage === 'local' ? {} : { CURSOR_SECRET_ID: cursorSecretName(stage.stage) }),
+      }),
+    },
+    // Scan: the table, whole or one segment; Query: the status index, and no other index.
+    tableAccess: { orders: ['dynamodb:Scan'], ordersStatusIndex: ['dynamodb:Query'] },
+    secrets: ['cursorKeys'],
+    throttling: 'request',
+    integrationTimeoutSeconds: 29,
+    alarms: { latencyP99: { name: 'PagedList', threshold: 'cancelP99LatencyMs' } },
+    contract: {
+      description:
+        '**Experimental.** Orders in pages: each page holds up to `pageSize` orders and, unless it is the last, a `nextCursor` ' +
+        '(and a `Link: <…>; rel="next"` header) for the next one. Every order present for the whole read appears exactly once ' +
+        'across its pages; a page may hold fewer orders than `pageSize`, even none, without being the last. Filters: ' +
+        '`status`, and a `shipDate` range (`shipDateFrom` inclusive, `shipDateTo` exclusive; an order without a shipDate ' +
+        'never matches it). A split read (`part` k of `parts` n) reads one nth of the store; the n parts together are the ' +
+        'whole read. A cursor is bound to the stage, the filters and the part it was made for, and expires 24 hours after ' +
+        'it was issued.',
+      queryParameters: pagedListQuery,
+      success: {
+        status: 200,
+        description: 'One page of orders.',
+        body: orderPageWireSchema,
+        headers: {
+          Link: {
+            required: false,
+            description: 'RFC 8288 `<…>; rel="next"`: the next page (the same parameters and its `cursor`). Absent on the last page.',
+            schema: { type: 'string', maxLength: 2048, pattern: '^</v2/store/orders\\?[^>]*>; rel="next"$' },
+          },
+        },
+      },
+      errors: ['invalid_query_parameter', 'invalid_cursor', 'cursor_expired', 'cursor_mismatch', 'service_unavailable', 'internal_error'],
     },
   },
 };

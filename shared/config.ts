@@ -56,6 +56,12 @@ export const functionEnvSchema = z.object({
   ),
   /** A list whose client has taken nothing of its answer for this many seconds is cut. */
   LIST_STALL_SECONDS: integerSetting(1, 900),
+  /** The stage a function serves (`staging`, `production`, `local`): the v2 list binds its cursors to it. */
+  STAGE_NAME: z.string().check(z.regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a stage name (a-z, 0-9, -)')),
+  /** The Secrets Manager secret holding the v2 list's cursor keys (`{"current": …, "previous": …}`): deployed stages. */
+  CURSOR_SECRET_ID: z.optional(z.string().check(z.minLength(1))),
+  /** The cursor keys themselves, the same JSON: the local run only (npm start makes a random one), never a deployed stage. */
+  CURSOR_SECRETS: z.optional(z.string().check(z.minLength(1))),
   /** Only set for local runs (DynamoDB Local); on Lambda the SDK finds DynamoDB itself. */
   DYNAMODB_ENDPOINT: z.optional(z.url()),
 });

@@ -7,6 +7,16 @@ import { type ErrorRecord, stringBounds } from './schemas.ts';
  */
 export const errorCodes = {
   bad_request: { status: 400, message: 'The request is malformed.' },
+  invalid_query_parameter: { status: 400, message: 'A query parameter is malformed or out of range.' },
+  invalid_cursor: {
+    status: 400,
+    message: 'cursor is not a cursor of this API and stage (or was altered): pass nextCursor unchanged, or start again without one.',
+  },
+  cursor_expired: { status: 400, message: 'cursor has expired: start the read again without a cursor.' },
+  cursor_mismatch: {
+    status: 400,
+    message: 'cursor was made for other status, shipDateFrom, shipDateTo, part or parts values: send the same ones as the first request.',
+  },
   invalid_order_id: { status: 400, message: 'orderId must be a base-10 integer between -9223372036854775808 and 9223372036854775807.' },
   unauthorized: { status: 401, message: 'A valid API key is required: send it as "Authorization: Bearer <API_KEY>".' },
   order_not_found: { status: 404, message: 'No order exists with this orderId.' },
@@ -15,7 +25,8 @@ export const errorCodes = {
   order_not_cancellable: { status: 409, message: 'The order is not pending and cannot be cancelled.' },
   list_too_large: {
     status: 406,
-    message: 'The store holds more orders than one response can carry: send "Accept-Encoding: gzip", or wait for the paginated /v2 list.',
+    message:
+      'The store holds more orders than one response can carry: send "Accept-Encoding: gzip", or read it in pages with GET /v2/store/orders.',
   },
   too_many_requests: { status: 429, message: 'Too many requests: slow down and retry later.' },
   internal_error: { status: 500, message: 'An unexpected error occurred. Quote the X-Request-Id header when reporting it.' },
@@ -47,7 +58,7 @@ export const notCancellableMessage = (status: string | undefined): string => {
 /** The 406 message when the store holds more orders than the list may send (see docs/api.md#limits-of-the-deployed-list). */
 export const listTooLargeMessage = (itemCount: number, gzip: boolean, limits: { plain: number; gzip: number }): string =>
   gzip || itemCount > limits.gzip
-    ? `The store holds about ${itemCount} orders, more than one response can carry (${limits.gzip} with gzip): wait for the paginated /v2 list.`
+    ? `The store holds about ${itemCount} orders, more than one response can carry (${limits.gzip} with gzip): read it in pages with GET /v2/store/orders.`
     : `The store holds about ${itemCount} orders, more than one uncompressed response can carry (${limits.plain}): send "Accept-Encoding: gzip".`;
 
 /** Headers every error of this code carries besides Content-Type. */

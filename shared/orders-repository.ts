@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { NumberValue, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { NumberValue, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { callDeadline, type Deadline, type TableRef, toServiceError } from './dynamo.ts';
 import { type Order, orderStatus, storedOrderSchema } from './schemas.ts';
@@ -97,6 +97,90 @@ export async function* scanOrderPages(table: TableRef, options: ScanOptions = {}
     await Promise.all(scanners.map((scanner) => scanner.return(undefined).catch(() => undefined)));
   }
 }
+
+/** The orders table's index on `status` (infra/cdk/store-orders-stack.ts, infra/local/tables.ts): what a status filter reads. */
+export const statusIndex = {
+  name: 'status-index',
+  partitionKey: 'status',
+  projected: ['petId', 'quantity', 'shipDate', 'complete'],
+} as const;
+
+/**
+ * Where one page of a read comes from: the whole table (optionally one parallel Scan segment of
+ * `totalSegments`), or the orders of one status through the status index.
+ */
+export type PageSource =
+  | { readonly kind: 'scan'; readonly segment?: { readonly segment: number; readonly totalSegments: number } }
+  | { readonly kind: 'status'; readonly status: string };
+
+export type OrderPage = {
+  readonly orders: Order[];
+  /** DynamoDB's LastEvaluatedKey: where the next page starts; absent once the source is read whole. */
+  readonly nextKey?: Record<string, unknown>;
+  /** Read capacity units this page cost, as DynamoDB reports them (undefined where it reports none). */
+  readonly readCapacityUnits?: number;
+};
+
+const projection = {
+  ProjectionExpression: orderAttributes.map((_, i) => `#a${i}`).join(','),
+  ExpressionAttributeNames: Object.fromEntries(orderAttributes.map((name, i) => [`#a${i}`, name])),
+};
+
+/**
+ * One page of orders: exactly one DynamoDB request (Scan or Query) of at most `limit` items,
+ * starting after `startKey`. DynamoDB's own 1 MB page limit may end a page sooner; a page that
+ * is not the last may even be empty (items dropped by toOrder).
+ */
+export const readOrderPage = async (
+  table: TableRef,
+  source: PageSource,
+  options: {
+    readonly limit: number;
+    readonly startKey?: Record<string, unknown> | undefined;
+    readonly deadline?: Deadline;
+    readonly onInvalid?: (report: InvalidItemReport) => void;
+  },
+): Promise<OrderPage> => {
+  const common = {
+    TableName: table.tableName,
+    ExclusiveStartKey: options.startKey,
+    Limit: options.limit,
+    ReturnConsumedCapacity: 'TOTAL' as const,
+  };
+  const deadline = (options.deadline ?? callDeadline())();
+  const send = () =>
+    source.kind === 'scan'
+      ? table.client.send(
+          new ScanCommand({ ...common, ...projection, Segment: source.segment?.segment, TotalSegments: source.segment?.totalSegments }),
+          deadline,
+        )
+      : table.client.send(
+          new QueryCommand({
+            ...common,
+            IndexName: statusIndex.name,
+            KeyConditionExpression: '#status = :status',
+            ProjectionExpression: projection.ProjectionExpression,
+            ExpressionAttributeNames: { ...projection.ExpressionAttributeNames, '#status': statusIndex.partitionKey },
+            ExpressionAttributeValues: { ':status': source.status },
+          }),
+          deadline,
+        );
+  try {
+    const page = await send();
+    const orders: Order[] = [];
+    for (const item of page.Items ?? []) {
+      const order = toOrder(item, options.onInvalid);
+      if (order !== undefined) orders.push(order);
+    }
+    return {
+      orders,
+      ...(page.LastEvaluatedKey === undefined ? {} : { nextKey: page.LastEvaluatedKey }),
+      ...(page.ConsumedCapacity?.CapacityUnits === undefined ? {} : { readCapacityUnits: page.ConsumedCapacity.CapacityUnits }),
+    };
+  } catch (error) {
+    throw toServiceError(error);
+  }
+};
 
 /**
  * About how many items the table holds: DynamoDB's ItemCount, which it refreshes about every

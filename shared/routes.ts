@@ -3,15 +3,21 @@
  * OpenAPI document are all built from.
  */
 export const apiVersion = 'v1';
+/** The base path of the stable API (v1): the stage's base URL ends with it. */
 export const basePath = `/${apiVersion}`;
+
+/** The API versions served side by side, each a path prefix (`/v1`, `/v2`). */
+export type ApiVersion = 'v1' | 'v2';
 
 export type Stability = 'stable' | 'beta' | 'experimental';
 
 export type Route = {
   readonly operation: string;
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** Path under `basePath`, in API Gateway resource syntax (`{name}` for a path parameter). */
+  /** Path under its version's prefix, in API Gateway resource syntax (`{name}` for a path parameter). */
   readonly path: string;
+  /** The version prefix the route is served under (default `v1`). */
+  readonly apiVersion?: ApiVersion;
   /** The handler module, relative to the repository root; it exports `handler`. */
   readonly handlerFile: string;
   /** Lambda response streaming (API Gateway `responseTransferMode: STREAM`). */
@@ -41,6 +47,16 @@ export const routes = [
     summary: 'Cancel a pending order',
     stability: 'stable',
   },
+  {
+    operation: 'listOrdersPaged',
+    method: 'GET',
+    path: '/store/orders',
+    apiVersion: 'v2',
+    handlerFile: 'functions/list-orders-paged.ts',
+    streaming: false,
+    summary: 'List orders in pages (filtered, resumable, splittable)',
+    stability: 'experimental',
+  },
 ] as const satisfies readonly Route[];
 
 export type Operation = (typeof routes)[number]['operation'];
@@ -48,8 +64,11 @@ export type Operation = (typeof routes)[number]['operation'];
 /** The table's route of an operation: what a handler passes to httpMiddleware. */
 export const routeOf = (operation: Operation): Route => routes.find((route) => route.operation === operation)!;
 
+/** The route's full resource path, its version prefix included: `/v1/store/orders/{orderId}`. */
+export const resourcePath = (route: Route): string => `/${route.apiVersion ?? apiVersion}${route.path}`;
+
 /** `/v1/store/orders/{orderId}` as a pattern of one path: each `{parameter}` one non-empty segment. */
-const pathPattern = (route: Route) => new RegExp(`^${basePath}${route.path.replace(/\{[^/}]+\}/g, '[^/]+')}$`);
+const pathPattern = (route: Route) => new RegExp(`^${resourcePath(route).replace(/\{[^/}]+\}/g, '[^/]+')}$`);
 
 /** The operation a method and full path (`/v1/…`) name, or undefined when no route matches. */
 export const operationAt = (method: string, path: string): Operation | undefined =>

@@ -30,7 +30,7 @@ import type { StageConfig } from '../stage-config.ts';
 import { functionBundling, functionNodeOptions, repoRoot, type StoreFunction } from './store-function.ts';
 
 /** Secrets Manager appends six random characters to a secret's name in its ARN. */
-const secretArn = (scope: Construct, name: string) =>
+export const secretArn = (scope: Construct, name: string) =>
   Arn.format(
     { service: 'secretsmanager', resource: 'secret', resourceName: `${name}-??????`, arnFormat: ArnFormat.COLON_RESOURCE_NAME },
     Stack.of(scope),
@@ -120,7 +120,12 @@ export class PreTrafficHook extends Construct {
       })),
     );
     // GetItem: the cancelled id is first found absent; DescribeTable: the item count the list is judged by.
-    props.ordersTable.grant(this.role, 'dynamodb:GetItem', 'dynamodb:DescribeTable');
+    // The table's ARN alone: Table.grant would add `<table>/index/*` (the orders table has an index).
+    iam.Grant.addToPrincipal({
+      grantee: this.role,
+      actions: ['dynamodb:GetItem', 'dynamodb:DescribeTable'],
+      resourceArns: [props.ordersTable.tableArn],
+    });
     this.role.addToPolicy(
       new iam.PolicyStatement({
         actions: ['secretsmanager:GetSecretValue'],

@@ -4,12 +4,15 @@ import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
 import { listLeaseAttributes } from '../../shared/list-leases.ts';
-import { basePath, routes } from '../../shared/routes.ts';
+import { cursorSecretName } from '../../shared/cursor-keys.ts';
+import { statusIndex } from '../../shared/orders-repository.ts';
+import { basePath, resourcePath, routes } from '../../shared/routes.ts';
 import { accessLogFormat, addGatewayResponses } from './api-gateway.ts';
 import type { FunctionName } from '../function-settings.ts';
 import { addLogsKey, addStageLogGroup } from './log-groups.ts';
@@ -25,7 +28,7 @@ import {
   usagePlanName,
 } from '../stage-config.ts';
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
-import { PreTrafficHook, SyntheticClient } from './release-checks.ts';
+import { PreTrafficHook, SyntheticClient, secretArn } from './release-checks.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';
 
 export interface StoreOrdersStackProps extends StackProps {
@@ -98,6 +101,7 @@ export class StoreOrdersStack extends Stack {
   readonly ordersTable: dynamodb.Table;
   readonly apiKeysTable: dynamodb.Table;
   readonly listLeasesTable: dynamodb.Table;
+  readonly cursorKeys: secretsmanager.Secret;
   readonly authorizerFunction: StoreFunction;
   readonly routeFunctions: RouteFunction[];
   readonly usagePlans: Readonly<Record<TierName, apigw.UsagePlan>>;
@@ -113,6 +117,7 @@ export class StoreOrdersStack extends Stack {
     if (problems.length > 0) throw new Error(`${this.config.stage} stage config: ${problems.join('; ')}`);
     [this.ordersTable, this.apiKeysTable] = this.addTables();
     this.listLeasesTable = this.addListLeasesTable();
+    this.cursorKeys = this.addCursorKeys();
     const tables = { orders: this.ordersTable.tableName, apiKeys: this.apiKeysTable.tableName, listLeases: this.listLeasesTable.tableName };
     const logsKey = addLogsKey(this, this.config);
     const deployment = this.addDeployments(props.ignoreDeploymentAlarms ?? false);
@@ -132,7 +137,11 @@ export class StoreOrdersStack extends Stack {
       authorizer: this.authorizerFunction,
       canaryName: this.syntheticClient.canaryName,
       tables: [
-        { id: 'OrdersTable', table: this.ordersTable, operations: [dynamodb.Operation.SCAN, dynamodb.Operation.UPDATE_ITEM] },
+        {
+          id: 'OrdersTable',
+          table: this.ordersTable,
+          operations: [dynamodb.Operation.SCAN, dynamodb.Operation.QUERY, dynamodb.Operation.UPDATE_ITEM],
+        },
         { id: 'ApiKeysTable', table: this.apiKeysTable, operations: [dynamodb.Operation.GET_ITEM] },
         { id: 'ListLeasesTable', table: this.listLeasesTable, operations: [dynamodb.Operation.PUT_ITEM, dynamodb.Operation.DELETE_ITEM] },
       ],
@@ -153,12 +162,21 @@ export class StoreOrdersStack extends Stack {
       deletionProtection: data.deletionProtection,
       removalPolicy: dataRemovalPolicies[data.removalPolicy],
     };
+    const orders = new dynamodb.Table(this, 'OrdersTable', {
+      ...tableDefaults,
+      tableName: ordersTableName,
+      partitionKey: { name: 'id', type: dynamodb.AttributeType.NUMBER },
+    });
+    // The v2 list's status filter Queries it (docs/decisions.md#v2-list-access-paths). DynamoDB writes
+    // it with every order that has a string status: one more write per order write.
+    orders.addGlobalSecondaryIndex({
+      indexName: statusIndex.name,
+      partitionKey: { name: statusIndex.partitionKey, type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.INCLUDE,
+      nonKeyAttributes: [...statusIndex.projected],
+    });
     return [
-      new dynamodb.Table(this, 'OrdersTable', {
-        ...tableDefaults,
-        tableName: ordersTableName,
-        partitionKey: { name: 'id', type: dynamodb.AttributeType.NUMBER },
-      }),
+      orders,
       new dynamodb.Table(this, 'ApiKeysTable', {
         ...tableDefaults,
         tableName: apiKeysTableName,
@@ -181,6 +199,32 @@ export class StoreOrdersStack extends Stack {
       timeToLiveAttribute: listLeaseAttributes.expiresAt,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+  }
+
+  /**
+   * The v2 list's cursor keys (shared/cursor-keys.ts): `{"current": <random>}`, made by Secrets
+   * Manager at the first deploy. Rotated by hand (docs/runbook.md#rotating-the-cursor-key): the old
+   * key moves to `previous` for a day, so cursors in flight still open.
+   */
+  private addCursorKeys(): secretsmanager.Secret {
+    const secret = new secretsmanager.Secret(this, 'CursorKeys', {
+      secretName: cursorSecretName(this.config.stage),
+      description: `Store Orders ${this.config.stage}: keys of the v2 list's page cursors (current, previous)`,
+      generateSecretString: {
+        secretStringTemplate: '{}',
+        generateStringKey: 'current',
+        passwordLength: 64,
+        excludePunctuation: true,
+      },
+      // Nothing to keep: losing it only ends the cursors in flight.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    Validations.of(secret).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SMG4',
+      reason:
+        'Rotated by hand (docs/runbook.md#rotating-the-cursor-key): a rotation must keep the old key as "previous" for the cursor lifetime (24 h), which a single-user rotation Lambda does not do; a leaked key only lets its holder forge cursors, which reach no more orders than the key holder may list anyway.',
+    });
+    return secret;
   }
 
   /** One CodeDeploy application for the stage's functions, with one service role they share. */
@@ -288,7 +332,7 @@ export class StoreOrdersStack extends Stack {
       routes.map((route) => {
         const limits = stageThrottles[operations[route.operation].throttling];
         return [
-          `${basePath}${route.path}/${route.method}`,
+          `${resourcePath(route)}/${route.method}`,
           {
             metricsEnabled: true,
             throttlingRateLimit: limits.rateLimit,
@@ -314,7 +358,14 @@ export class StoreOrdersStack extends Stack {
       ...(reservedConcurrency === undefined ? {} : { reservedConcurrency: reservedConcurrency(this.config) }),
     });
     this.grantTables(fn, facts.tableAccess);
-    const method = this.api.root.resourceForPath(`${basePath}${route.path}`).addMethod(
+    if (facts.secrets?.includes('cursorKeys'))
+      fn.function.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['secretsmanager:GetSecretValue'],
+          resources: [secretArn(this, cursorSecretName(this.config.stage))],
+        }),
+      );
+    const method = this.api.root.resourceForPath(resourcePath(route)).addMethod(
       route.method,
       new apigw.LambdaIntegration(fn.alias, {
         responseTransferMode: route.streaming ? apigw.ResponseTransferMode.STREAM : apigw.ResponseTransferMode.BUFFERED,
@@ -329,9 +380,15 @@ export class StoreOrdersStack extends Stack {
 
   /** A function may do on each table exactly what its entry in infra/operations.ts says, one grant per table. */
   private grantTables(fn: StoreFunction, access: TableAccess) {
-    const tables = { orders: this.ordersTable, apiKeys: this.apiKeysTable, listLeases: this.listLeasesTable };
+    // Each table's ARN alone: Table.grant would add `<table>/index/*` to every grant on a table with an index.
+    const arns: Record<keyof TableAccess, string> = {
+      orders: this.ordersTable.tableArn,
+      apiKeys: this.apiKeysTable.tableArn,
+      listLeases: this.listLeasesTable.tableArn,
+      ordersStatusIndex: `${this.ordersTable.tableArn}/index/${statusIndex.name}`,
+    };
     for (const [table, actions] of Object.entries(access) as [keyof TableAccess, readonly string[]][])
-      tables[table].grant(fn.function, ...actions);
+      iam.Grant.addToPrincipal({ grantee: fn.function, actions: [...actions], resourceArns: [arns[table]] });
   }
 
   /**

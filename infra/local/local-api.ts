@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createDocumentClient } from '../../shared/dynamo.ts';
@@ -60,6 +61,8 @@ export const startLocalApi = async (options: LocalApiOptions): Promise<Gateway> 
       environment[key] = value;
     }
   }
+  // No Secrets Manager here: the v2 list's cursor key is made for this run (its cursors end with it), unless one is set.
+  environment.CURSOR_SECRETS = process.env.CURSOR_SECRETS ?? JSON.stringify({ current: randomBytes(32).toString('base64url') });
   for (const key of developerOverrides) if (process.env[key] !== undefined) delete environment[key];
   Object.assign(process.env, environment, options.environment);
 

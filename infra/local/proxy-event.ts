@@ -5,7 +5,7 @@
  * from a request they describe.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent } from 'aws-lambda';
-import { basePath, type Route } from '../../shared/routes.ts';
+import { resourcePath, type Route } from '../../shared/routes.ts';
 
 /** The API a request reached, as its request context names it. */
 export type ApiSite = {
@@ -51,11 +51,11 @@ export type RouteMatch = { readonly route: Route; readonly pathParameters: Recor
  * for API Gateway's 403 "Missing Authentication Token" (an unknown path or method).
  */
 export const matchRoute = (routes: readonly Route[], method: string, urlPath: string): RouteMatch | undefined => {
-  if (!urlPath.startsWith(`${basePath}/`)) return undefined;
-  const path = urlPath.slice(basePath.length);
   let match: RouteMatch | undefined;
   for (const route of routes) {
-    const pathParameters = route.method === method ? matchPath(route.path, path) : undefined;
+    const prefix = resourcePath(route).slice(0, -route.path.length);
+    if (!urlPath.startsWith(`${prefix}/`)) continue;
+    const pathParameters = route.method === method ? matchPath(route.path, urlPath.slice(prefix.length)) : undefined;
     if (pathParameters !== undefined) match = { route, pathParameters };
   }
   return match;
@@ -106,7 +106,7 @@ export const proxyEvent = (request: ProxyRequest): APIGatewayProxyEvent => {
   const { single: headers, multi: multiValueHeaders } = byName(request.headers);
   const { single: query, multi: multiQuery } = byName(request.query);
   const hasQuery = Object.keys(query).length > 0;
-  const resource = `${basePath}${match.route.path}`;
+  const resource = resourcePath(match.route);
   // As Node reads it (the first of repeated User-Agent headers).
   const userAgent = request.headers.find(([name]) => name.toLowerCase() === 'user-agent')?.[1] ?? null;
   return {

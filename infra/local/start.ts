@@ -17,7 +17,7 @@ import { startLocalApi } from './local-api.ts';
 import { localStateFile, removeLocalState, writeLocalState } from './local-state.ts';
 import { callerPath, portInUseMessage, prepareDataDir, reservePort } from './preflight.ts';
 import { demoOrders, putOrders, readSeedFile } from './seed.ts';
-import { apiKeysTableKey, ensureTable, ordersTableKey } from './tables.ts';
+import { apiKeysTableKey, ensureStatusIndex, ensureTable, ordersTableKey } from './tables.ts';
 
 export const localEnvSchema = z.object({
   PORT: z
@@ -117,6 +117,7 @@ const prepareTables = async (client: DocumentClient, env: z.infer<typeof localEn
     );
   } else {
     console.log(`Using existing table ${env.ORDERS_TABLE} (not seeded)`);
+    await ensureStatusIndex(client, env.ORDERS_TABLE);
   }
   await registerDeveloperKey({ client, tableName: env.API_KEYS_TABLE }, env);
 };

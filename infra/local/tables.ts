@@ -1,11 +1,43 @@
-import { CreateTableCommand, type CreateTableCommandInput, ResourceInUseException, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  DescribeTableCommand,
+  ResourceInUseException,
+  UpdateTableCommand,
+  waitUntilTableExists,
+} from '@aws-sdk/client-dynamodb';
 import type { DocumentClient } from '../../shared/dynamo.ts';
+import { statusIndex } from '../../shared/orders-repository.ts';
 
 /** The key schemas the deployed tables have (infra/cdk/store-orders-stack.ts), for local and test tables. */
-type TableKey = Pick<CreateTableCommandInput, 'AttributeDefinitions' | 'KeySchema'>;
+type TableKey = Pick<CreateTableCommandInput, 'AttributeDefinitions' | 'KeySchema' | 'GlobalSecondaryIndexes'>;
+
+/** The orders table's status index, as the stack declares it: what a v2 list's status filter Queries. */
+const statusIndexDefinition = {
+  IndexName: statusIndex.name,
+  KeySchema: [{ AttributeName: statusIndex.partitionKey, KeyType: 'HASH' as const }],
+  Projection: { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: [...statusIndex.projected] },
+};
 export const ordersTableKey: TableKey = {
-  AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'N' }],
+  AttributeDefinitions: [
+    { AttributeName: 'id', AttributeType: 'N' },
+    { AttributeName: statusIndex.partitionKey, AttributeType: 'S' },
+  ],
   KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+  GlobalSecondaryIndexes: [statusIndexDefinition],
+};
+
+/** Adds the status index to an orders table made before it existed (a local data directory kept from an older version). */
+export const ensureStatusIndex = async (client: DocumentClient, tableName: string): Promise<void> => {
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+  if (Table?.GlobalSecondaryIndexes?.some((index) => index.IndexName === statusIndex.name)) return;
+  await client.send(
+    new UpdateTableCommand({
+      TableName: tableName,
+      AttributeDefinitions: [{ AttributeName: statusIndex.partitionKey, AttributeType: 'S' }],
+      GlobalSecondaryIndexUpdates: [{ Create: statusIndexDefinition }],
+    }),
+  );
 };
 export const apiKeysTableKey: TableKey = {
   AttributeDefinitions: [{ AttributeName: 'keyHash', AttributeType: 'S' }],

@@ -12,7 +12,7 @@ import * as z from 'zod';
 import { perOperation } from '../operations.ts';
 import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from '../../shared/errors.ts';
 import { type HeaderObject, type OperationContract, errorWireSchema } from './openapi.ts';
-import { apiVersion, deprecationHeaders, type Operation, type Route, routes } from '../../shared/routes.ts';
+import { apiVersion, deprecationHeaders, type Operation, resourcePath, type Route, routes } from '../../shared/routes.ts';
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
 
@@ -153,6 +153,18 @@ const deprecationNote = (route: Route) =>
     : `\n\n**Deprecated** since ${route.deprecation.since}; it stops answering after ${route.deprecation.sunset} ` +
       `(\`Sunset\` header). Use \`${route.deprecation.successor}\` instead.`;
 
+const requestOf = (
+  names: readonly string[],
+  parameters: Readonly<Record<string, z.ZodType>>,
+  query: Readonly<Record<string, z.ZodType>> | undefined,
+): Pick<RouteConfig, 'request'> => {
+  const request: NonNullable<RouteConfig['request']> = {
+    ...(names.length === 0 ? {} : { params: z.object(Object.fromEntries(names.map((name) => [name, parameters[name]!]))) }),
+    ...(query === undefined ? {} : { query: z.object(query) }),
+  };
+  return Object.keys(request).length === 0 ? {} : { request };
+};
+
 const operationOf = (route: Route, contract: OperationContract): RouteConfig => {
   const names = pathParameterNames(route.path);
   const parameters = contract.pathParameters ?? {};
@@ -168,7 +180,7 @@ const operationOf = (route: Route, contract: OperationContract): RouteConfig => 
     responses[status] = errorResponse(route, contract, status, codes);
   return {
     method: route.method.toLowerCase() as RouteConfig['method'],
-    path: route.path,
+    path: resourcePath(route),
     operationId: route.operation,
     summary: route.summary,
     description: `${contract.description}${deprecationNote(route)}`,
@@ -176,7 +188,7 @@ const operationOf = (route: Route, contract: OperationContract): RouteConfig => 
     security: [{ bearerAuth: [] }],
     ...(route.deprecation === undefined ? {} : { deprecated: true }),
     'x-stability': route.stability,
-    ...(names.length === 0 ? {} : { request: { params: z.object(Object.fromEntries(names.map((name) => [name, parameters[name]!]))) } }),
+    ...requestOf(names, parameters, contract.queryParameters),
     responses,
   };
 };
@@ -184,7 +196,7 @@ const operationOf = (route: Route, contract: OperationContract): RouteConfig => 
 // `x-internal` names each server's audience (OWASP API9): the stages serve the API's clients;
 // the local server is for the developers of this service.
 const stageServer = (stage: 'production' | 'staging', description: string) => ({
-  url: `https://{apiId}.execute-api.{region}.amazonaws.com/${stage}/${apiVersion}`,
+  url: `https://{apiId}.execute-api.{region}.amazonaws.com/${stage}`,
   description,
   'x-internal': false,
   variables: {
@@ -201,7 +213,7 @@ Every error answer, from the service or from the API gateway itself, is an \`Err
 
 Order ids and pet ids are int64 and exceed 2^53 − 1: read them without rounding them through a JavaScript \`number\`.
 
-The API version is the path prefix \`/${apiVersion}\`. Changes within it are additive (new optional fields, new operations); filtering and pagination of the order list will come as \`/v2\`, served beside \`/${apiVersion}\`. An operation's \`x-stability\` is \`stable\`, \`beta\` or \`experimental\`; a deprecated operation is marked \`deprecated\` and answers with \`Deprecation\` (RFC 9745), \`Sunset\` (RFC 8594) and \`Link\` (successor) headers. \`GET /pets/{petId}\` is not served by this service.`;
+The API version is the path prefix: \`/${apiVersion}\` (stable) and \`/v2\` (the order list in pages, filtered, resumable and splittable: \`experimental\`), served side by side. Changes within a version are additive (new optional fields, new operations); an \`experimental\` operation may still change or go in a later release, announced in the changelog. An operation's \`x-stability\` is \`stable\`, \`beta\` or \`experimental\`; a deprecated operation is marked \`deprecated\` and answers with \`Deprecation\` (RFC 9745), \`Sunset\` (RFC 8594) and \`Link\` (successor) headers. \`GET /pets/{petId}\` is not served by this service.`;
 
 /**
  * The OpenAPI 3.1 document of the API for a route table (the service's own by default;
@@ -230,7 +242,7 @@ export const buildOpenApiDocument = (
       stageServer('production', 'Production'),
       stageServer('staging', 'Staging'),
       {
-        url: `http://127.0.0.1:3000/${apiVersion}`,
+        url: 'http://127.0.0.1:3000',
         description: 'Local: `npm start` on this machine (PORT changes the port)',
         'x-internal': true,
       },

@@ -95,6 +95,8 @@ export type OperationContract = {
   readonly description: string;
   /** Schemas of the `{name}` segments of the route's path. */
   readonly pathParameters?: Readonly<Record<string, z.ZodType>>;
+  /** Schemas of the query parameters the operation reads (all optional); others are ignored. */
+  readonly queryParameters?: Readonly<Record<string, z.ZodType>>;
   readonly success: {
     readonly status: 200 | 201 | 204;
     readonly description: string;

@@ -226,9 +226,9 @@ describe('unknown routes', () => {
     expect(response.body).toEqual({ code: 'route_not_found', message: expect.any(String), status: 404 });
   });
 
-  it('answers paths outside /v1 with 404 route_not_found, key or not', async () => {
+  it('answers paths outside /v1 and /v2 with 404 route_not_found, key or not', async () => {
     const base = api.url.replace(/\/v1$/, '');
-    for (const path of ['/store/orders', '/v2/store/orders', '/']) {
+    for (const path of ['/store/orders', '/v3/store/orders', '/v2/store/orders/1', '/']) {
       const response = await request(base, 'GET', path);
       expect(response.status).toBe(404);
       expect(response.body).toMatchObject({ code: 'route_not_found' });

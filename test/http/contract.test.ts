@@ -53,7 +53,7 @@ describe('the contract check in request()', () => {
   it('fails on a status the document does not list for the operation', async () => {
     fake.answer({ status: 418, headers: json, body: '{"code":"teapot","message":"no","status":418}' });
     await expect(request(fake.url, 'GET', '/store/orders')).rejects.toThrow(
-      /listOrders \(GET \/store\/orders\) answered 418, a status the document does not list for it \(documented: 200, 400, 401, 406, 429, 500, 503, 504\)/,
+      /listOrders \(GET \/v1\/store\/orders\) answered 418, a status the document does not list for it \(documented: 200, 400, 401, 406, 429, 500, 503, 504\)/,
     );
   });
 
@@ -150,9 +150,9 @@ describe('the contract check against the local service', () => {
 
   it('fails a real answer once the document stops listing its status', async () => {
     const document = buildOpenApiDocument();
-    delete document.paths?.['/store/orders/{orderId}']?.delete?.responses?.['404'];
+    delete document.paths?.['/v1/store/orders/{orderId}']?.delete?.responses?.['404'];
     await expect(request(api.url, 'DELETE', '/store/orders/3', api.auth, { contract: document })).rejects.toThrow(
-      /cancelOrder \(DELETE \/store\/orders\/\{orderId\}\) answered 404, a status the document does not list/,
+      /cancelOrder \(DELETE \/v1\/store\/orders\/\{orderId\}\) answered 404, a status the document does not list/,
     );
   });
 

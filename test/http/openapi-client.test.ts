@@ -31,7 +31,7 @@ describe('a TypeScript client generated from the document', () => {
   let api: Awaited<ReturnType<typeof startTestApi>>;
   let client: Client<paths>;
   const listExactly = async () => {
-    const { data, response } = await client.GET('/store/orders', { parseAs: 'text' });
+    const { data, response } = await client.GET('/v1/store/orders', { parseAs: 'text' });
     expect(response.status).toBe(200);
     return parseJsonExact<Order[]>(data!);
   };
@@ -44,12 +44,12 @@ describe('a TypeScript client generated from the document', () => {
       order(twoTo53, 'pending'),
       order('7', 'shipped'),
     ]);
-    client = createClient<paths>({ baseUrl: api.url, headers: api.auth, fetch: contractCheckedFetch() });
+    client = createClient<paths>({ baseUrl: api.url.replace(/\/v1$/, ''), headers: api.auth, fetch: contractCheckedFetch() });
   });
   afterAll(() => api?.close());
 
   it('loses digits on the default path: JSON.parse rounds ids above 2^53 − 1', async () => {
-    const { data } = await client.GET('/store/orders');
+    const { data } = await client.GET('/v1/store/orders');
     const ids = data!.map((entry) => String(entry.id)).sort();
     // int64 max comes back as 2^63, and 2^53 + 1 can no longer be told from 2^53.
     expect(ids).toEqual(['7', '9007199254740992', '9007199254740992', '9223372036854776000']);
@@ -71,26 +71,26 @@ describe('a TypeScript client generated from the document', () => {
 
   it('cancels by an exact id, where the rounded id cancels the wrong order or none', async () => {
     // Naive: the id read as a number is 2^53, so the cancel hits the neighbouring order.
-    const naive = await client.DELETE('/store/orders/{orderId}', { params: { path: { orderId: Number(twoTo53Plus1) } } });
+    const naive = await client.DELETE('/v1/store/orders/{orderId}', { params: { path: { orderId: Number(twoTo53Plus1) } } });
     expect(naive.response.status).toBe(204);
     let orders = await listExactly();
     expect(statusOf(orders, 9007199254740992n)).toBe('cancelled');
     expect(statusOf(orders, 9007199254740993n)).toBe('pending');
 
     // Naive: int64 max read as a number is 2^63, which is no int64 at all.
-    const rounded = await client.DELETE('/store/orders/{orderId}', { params: { path: { orderId: Number(int64Max) } } });
+    const rounded = await client.DELETE('/v1/store/orders/{orderId}', { params: { path: { orderId: Number(int64Max) } } });
     expect(rounded.response.status).toBe(400);
     expect(rounded.error?.code).toBe('invalid_order_id');
 
     // Exact: a bigint path parameter is sent digit for digit.
-    const exact = await client.DELETE('/store/orders/{orderId}', { params: { path: { orderId: 9223372036854775807n } } });
+    const exact = await client.DELETE('/v1/store/orders/{orderId}', { params: { path: { orderId: 9223372036854775807n } } });
     expect(exact.response.status).toBe(204);
     orders = await listExactly();
     expect(statusOf(orders, 9223372036854775807n)).toBe('cancelled');
   });
 
   it('types error records with the codes the document lists', async () => {
-    const { error, response } = await client.DELETE('/store/orders/{orderId}', { params: { path: { orderId: 7 } } });
+    const { error, response } = await client.DELETE('/v1/store/orders/{orderId}', { params: { path: { orderId: 7 } } });
     expect(response.status).toBe(409);
     // Compiles only because the generated types narrow `code` to the documented values.
     const code: CancelOrderErrorCode | undefined = error?.code;

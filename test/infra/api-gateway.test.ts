@@ -13,7 +13,7 @@ import {
   gatewayResponseCodes,
   gatewayResponseHeaders,
 } from '../../shared/errors.ts';
-import { basePath, routes } from '../../shared/routes.ts';
+import { resourcePath, routes } from '../../shared/routes.ts';
 import { cdkJsonContext, logicalId, methodsByRoute, stageNames, synthApp, tempDir } from '../lib/cdk.ts';
 
 const { stack, template } = synthApp();
@@ -33,10 +33,10 @@ describe.each(stageNames)('the %s REST API', (stage) => {
 
   it('serves exactly the routes of the shared route table, each with its own function', () => {
     const methods = methodsByRoute(t);
-    expect([...methods.keys()].sort()).toEqual(routes.map((route) => `${route.method} ${basePath}${route.path}`).sort());
-    expect([...methods.keys()].sort()).toEqual(['DELETE /v1/store/orders/{orderId}', 'GET /v1/store/orders']);
+    expect([...methods.keys()].sort()).toEqual(routes.map((route) => `${route.method} ${resourcePath(route)}`).sort());
+    expect([...methods.keys()].sort()).toEqual(['DELETE /v1/store/orders/{orderId}', 'GET /v1/store/orders', 'GET /v2/store/orders']);
     for (const route of routes) {
-      const method = methods.get(`${route.method} ${basePath}${route.path}`)!;
+      const method = methods.get(`${route.method} ${resourcePath(route)}`)!;
       expect(method).toMatchObject({ OperationName: route.operation, Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' } });
     }
   });
@@ -53,7 +53,7 @@ describe.each(stageNames)('the %s REST API', (stage) => {
     expect(JSON.stringify(cancel.Uri)).toContain('/invocations');
     expect(cancel.TimeoutInMillis).toBe(29_000);
     for (const route of routes) {
-      const integration = methods.get(`${route.method} ${basePath}${route.path}`)!.Integration as Record<string, unknown>;
+      const integration = methods.get(`${route.method} ${resourcePath(route)}`)!.Integration as Record<string, unknown>;
       expect(integration.ResponseTransferMode).toBe(route.streaming ? 'STREAM' : 'BUFFERED');
     }
   });
@@ -62,7 +62,7 @@ describe.each(stageNames)('the %s REST API', (stage) => {
     const s = stack(stage);
     const methods = methodsByRoute(t);
     for (const { route, fn } of s.routeFunctions) {
-      const uri = JSON.stringify((methods.get(`${route.method} ${basePath}${route.path}`)!.Integration as { Uri: unknown }).Uri);
+      const uri = JSON.stringify((methods.get(`${route.method} ${resourcePath(route)}`)!.Integration as { Uri: unknown }).Uri);
       expect(uri).toContain(JSON.stringify({ Ref: logicalId(s, fn.alias) }));
     }
     const aliases = [s.authorizerFunction, ...s.routeFunctions.map(({ fn }) => fn)].map((fn) => ({ Ref: logicalId(s, fn.alias) }));
@@ -196,6 +196,8 @@ describe.each(stageNames)('the %s REST API', (stage) => {
         // Resource paths in method settings escape "/" as "~1".
         method('/~1v1~1store~1orders', 'GET', config.listThrottling),
         method('/~1v1~1store~1orders~1{orderId}', 'DELETE', config.throttling),
+        // A v2 page is one bounded DynamoDB request, not a full-table read: the stage's limit.
+        method('/~1v2~1store~1orders', 'GET', config.throttling),
       ],
     });
     expect(config.listThrottling.rateLimit).toBeLessThan(config.throttling.rateLimit);

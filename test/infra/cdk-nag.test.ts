@@ -53,6 +53,8 @@ describe('cdk-nag AwsSolutions over both stacks', () => {
       'AwsSolutions-IAM5[Resource::<SyntheticClientArtifacts1E1EAEB5.Arn>/*]',
       'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/lambda/cwsyn-*]',
       'AwsSolutions-S1',
+      // The v2 list's cursor keys, rotated by hand (infra/cdk/store-orders-stack.ts).
+      'AwsSolutions-SMG4',
     ]);
     for (const violation of suppressed) expect(violation.reason?.length).toBeGreaterThan(60);
   });
@@ -96,6 +98,6 @@ describe('cdk-nag AwsSolutions over both stacks', () => {
         else expect(actions).toEqual(['s3:ListAllMyBuckets']);
       }
     }
-    expect(suppressed.filter((violation) => violation.ruleName === 'AwsSolutions-IAM5[Resource::*]')).toHaveLength(4 * stageNames.length);
+    expect(suppressed.filter((violation) => violation.ruleName === 'AwsSolutions-IAM5[Resource::*]')).toHaveLength(5 * stageNames.length);
   });
 });

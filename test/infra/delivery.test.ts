@@ -12,6 +12,9 @@ const guardAlarms = [
   'ListOrdersErrors',
   'CancelOrderErrors',
   'AuthorizerFailures',
+  // The v2 list (experimental): its function's errors and its page latency.
+  'ListOrdersPagedErrors',
+  'PagedListLatencyP99',
   // Wrong answers without a 5xx: the synthetic client failing, and a jump in 401s (infra/cdk/release-checks.ts).
   'CanaryFailed',
   'RefusedShare',
@@ -45,7 +48,7 @@ describe.each(stageNames)('delivery to %s', (stage) => {
 
   it(`shifts traffic with CodeDeployDefault.${config.deployment} and rolls back on failure, stop or alarm`, () => {
     const groups = Object.values(t.findResources('AWS::CodeDeploy::DeploymentGroup'));
-    expect(groups).toHaveLength(3);
+    expect(groups).toHaveLength(4);
     for (const group of groups) {
       expect(group.Properties).toMatchObject({
         DeploymentConfigName: `CodeDeployDefault.${config.deployment}`,
@@ -75,7 +78,12 @@ describe.each(stageNames)('delivery to %s', (stage) => {
     const reserved = Object.fromEntries(
       functions.map(({ name, fn }) => [name, resources[logicalId(s, fn.function)].Properties.ReservedConcurrentExecutions]),
     );
-    expect(reserved).toEqual({ Authorizer: undefined, ListOrders: config.listReservedConcurrency, CancelOrder: undefined });
+    expect(reserved).toEqual({
+      Authorizer: undefined,
+      ListOrders: config.listReservedConcurrency,
+      CancelOrder: undefined,
+      ListOrdersPaged: undefined,
+    });
   });
 });
 

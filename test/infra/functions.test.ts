@@ -17,8 +17,8 @@ describe.each(stageNames)('the %s functions', (stage) => {
   const apiKeysTable = logicalId(s, s.apiKeysTable);
   const listLeasesTable = logicalId(s, s.listLeasesTable);
 
-  it('are three: one per route and the authorizer (and, beside them, the pre-traffic hook)', () => {
-    t.resourceCountIs('AWS::Lambda::Function', 4);
+  it('are four: one per route and the authorizer (and, beside them, the pre-traffic hook)', () => {
+    t.resourceCountIs('AWS::Lambda::Function', 5);
     expect(t.toJSON().Resources[logicalId(s, s.preTrafficHook.function)].Type).toBe('AWS::Lambda::Function');
   });
 

@@ -342,7 +342,7 @@ describe.each(stageNames)('IAM of %s, evaluated', (stage: StageName) => {
 
   it('lets CodeDeploy assume its role, move each live alias and read the guard alarms, and do nothing else to the functions', async () => {
     const calls = codeDeployCalls(template, resolve);
-    expect(calls.filter(({ call }) => call.action === 'lambda:UpdateAlias')).toHaveLength(3);
+    expect(calls.filter(({ call }) => call.action === 'lambda:UpdateAlias')).toHaveLength(4);
     expect(await mismatches(calls)).toEqual([]);
   });
 
@@ -353,8 +353,15 @@ describe.each(stageNames)('IAM of %s, evaluated', (stage: StageName) => {
       apiKeys: tableArn(stages[stage].apiKeysTableName),
       // Named by CloudFormation, so its ARN comes from the template.
       listLeases: String(resolve({ 'Fn::GetAtt': [logicalId(s, s.listLeasesTable), 'Arn'] })),
+      ordersStatusIndex: `${tableArn(stages[stage].ordersTableName)}/index/status-index`,
     };
-    const otherTables = [tableArn(otherStage.ordersTableName), tableArn(otherStage.apiKeysTableName)];
+    const otherTables = [
+      tableArn(otherStage.ordersTableName),
+      tableArn(otherStage.apiKeysTableName),
+      // Every other index of the table, and the other stage's status index.
+      `${tableArn(stages[stage].ordersTableName)}/index/another-index`,
+      `${tableArn(otherStage.ordersTableName)}/index/status-index`,
+    ];
     const allActions = await tableLevelActions();
     const functions: { name: keyof typeof functionTableActions; fn: typeof s.authorizerFunction }[] = [
       { name: 'authorizer', fn: s.authorizerFunction },
@@ -398,7 +405,9 @@ describe.each(stageNames)('IAM of %s, evaluated', (stage: StageName) => {
         .filter((statement) => statement.Effect === 'Allow')
         .flatMap((statement) => [statement.Action].flat() as string[]);
       for (const action of actions)
-        expect(action).toMatch(/^(dynamodb:[A-Za-z]+|logs:(CreateLogStream|PutLogEvents)|xray:Put(TraceSegments|TelemetryRecords))$/);
+        expect(action).toMatch(
+          /^(dynamodb:[A-Za-z]+|logs:(CreateLogStream|PutLogEvents)|xray:Put(TraceSegments|TelemetryRecords)|secretsmanager:GetSecretValue)$/,
+        );
     }
   });
 });

@@ -17,6 +17,9 @@ const alarmIds = [
   'ListFirstByteP99',
   'ListOrdersErrors',
   'CancelOrderErrors',
+  'ListOrdersPagedErrors',
+  'ListOrdersPagedThrottles',
+  'PagedListLatencyP99',
   'ListOrdersNearTimeout',
   'AuthorizerFailures',
   'ListOrdersThrottles',
@@ -222,8 +225,8 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
   it('sums DynamoDB metrics of several operations with FILL, so one silent operation does not silence the sum', () => {
     const expression = (id: string) =>
       ((alarmNamed(id)?.Metrics ?? []) as { Expression?: string }[]).find((m) => m.Expression !== undefined)?.Expression;
-    expect(expression('OrdersTableThrottles')).toBe('FILL(scan, 0) + FILL(updateitem, 0)');
-    expect(expression('OrdersTableSystemErrors')).toBe('FILL(scan, 0) + FILL(updateitem, 0)');
+    expect(expression('OrdersTableThrottles')).toBe('FILL(scan, 0) + FILL(query, 0) + FILL(updateitem, 0)');
+    expect(expression('OrdersTableSystemErrors')).toBe('FILL(scan, 0) + FILL(query, 0) + FILL(updateitem, 0)');
     expect(expression('ApiKeysTableThrottles')).toBe('FILL(getitem, 0)');
     // Every list writes its lease before its first byte and deletes it at its end.
     expect(expression('ListLeasesTableThrottles')).toBe('FILL(putitem, 0) + FILL(deleteitem, 0)');

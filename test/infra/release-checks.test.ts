@@ -19,7 +19,7 @@ describe.each(stageNames)('release checks of %s', (stage) => {
 
   it('checks every alias with the pre-traffic hook, which is updated before the alias moves', () => {
     const aliases = Object.entries(resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Alias');
-    expect(aliases).toHaveLength(3);
+    expect(aliases).toHaveLength(4);
     for (const [, alias] of aliases) {
       expect(alias.UpdatePolicy?.CodeDeployLambdaAliasUpdate.BeforeAllowTrafficHook).toEqual({ Ref: hookId });
       expect(alias.DependsOn).toContain(hookId);
@@ -36,6 +36,7 @@ describe.each(stageNames)('release checks of %s', (stage) => {
       ['AUTHORIZER_VERSION_ARN', s.authorizerFunction],
       ['LIST_ORDERS_VERSION_ARN', s.routeFunctions[0]!.fn],
       ['CANCEL_ORDER_VERSION_ARN', s.routeFunctions[1]!.fn],
+      ['LIST_ORDERS_PAGED_VERSION_ARN', s.routeFunctions[2]!.fn],
     ] as const) {
       const version = resources[variables[name].Ref];
       expect(version).toMatchObject({ Type: 'AWS::Lambda::Version', Properties: { FunctionName: { Ref: logicalId(s, fn.function) } } });
@@ -129,7 +130,7 @@ describe('the first deploy of the release checks to a stage', () => {
   it('leaves the hook off every alias only when asked with -c skipPreTrafficHook=true', () => {
     const t = synthApp({ context: { skipPreTrafficHook: 'true' } }).template('production');
     const aliases = Object.values(t.findResources('AWS::Lambda::Alias'));
-    expect(aliases).toHaveLength(3);
+    expect(aliases).toHaveLength(4);
     for (const alias of aliases) expect(alias.UpdatePolicy.CodeDeployLambdaAliasUpdate.BeforeAllowTrafficHook).toBeUndefined();
   });
 });

@@ -18,7 +18,10 @@ describe.each(stageNames)('the %s tables', (stage) => {
     t.hasResourceProperties('AWS::DynamoDB::Table', {
       TableName: config.ordersTableName,
       KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'N' }],
+      AttributeDefinitions: [
+        { AttributeName: 'id', AttributeType: 'N' },
+        { AttributeName: 'status', AttributeType: 'S' },
+      ],
     });
     t.hasResourceProperties('AWS::DynamoDB::Table', {
       TableName: config.apiKeysTableName,
@@ -32,6 +35,13 @@ describe.each(stageNames)('the %s tables', (stage) => {
       TableName: name,
       KeySchema: key.KeySchema,
       AttributeDefinitions: key.AttributeDefinitions,
+    });
+  });
+
+  it('indexes orders by status (the v2 list status filter), with every order attribute projected, as the local tables do', () => {
+    t.hasResourceProperties('AWS::DynamoDB::Table', {
+      TableName: config.ordersTableName,
+      GlobalSecondaryIndexes: ordersTableKey.GlobalSecondaryIndexes,
     });
   });
 

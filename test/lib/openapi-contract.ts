@@ -12,7 +12,6 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { DataValidationCxt, SchemaValidateFunction } from 'ajv/dist/types/index.js';
 import addFormats from 'ajv-formats';
 import type { OpenApiDocument } from '../../infra/openapi/document.ts';
-import { basePath } from '../../shared/routes.ts';
 import { inInt64Range, integerPattern } from '../../shared/schemas.ts';
 
 type JsonObject = Record<string, unknown>;
@@ -167,7 +166,7 @@ export const committedOpenApiDocument = (): OpenApiDocument => {
 
 /**
  * The ways a response breaks the document; empty when it conforms. The document's paths
- * are relative to the servers' base path, which ends in `/v1` on every stage. A request that
+ * (`/v1/…`, `/v2/…`) are relative to the servers' base URL, the stage's root. A request that
  * matches no operation may only get the gateway's `route_not_found` record, or a served document.
  */
 export const contractViolations = (
@@ -179,7 +178,8 @@ export const contractViolations = (
   const contract = compileContract(document);
   const verb = method.toUpperCase();
   const { pathname } = new URL(url);
-  const apiPath = pathname.startsWith(`${basePath}/`) ? pathname.slice(basePath.length) : undefined;
+  // The document's paths carry their version prefix (/v1, /v2) under the stage's base URL.
+  const apiPath = /^\/v[0-9]+\//.test(pathname) ? pathname : undefined;
   const operation = contract.operations.find((op) => op.method === verb && apiPath !== undefined && op.pattern.test(apiPath));
   const isJson = response.headers.get('content-type')?.split(';')[0]?.trim() === 'application/json';
   /** Validates JSON text (a body, or an integer header) with its numbers' source text at hand. */

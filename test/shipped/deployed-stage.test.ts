@@ -118,7 +118,7 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     };
     const endpoint = { DYNAMODB_ENDPOINT: dynamoDbEndpoint() };
     const down = { DYNAMODB_ENDPOINT: unreachableDynamoDb };
-    const [list, cancel] = s.routeFunctions.map(({ fn }) => fn) as [StoreFunction, StoreFunction];
+    const [list, cancel, paged] = s.routeFunctions.map(({ fn }) => fn) as [StoreFunction, StoreFunction, StoreFunction];
 
     runs.authorizer = runBundle(deployed(s.authorizerFunction, names, endpoint), [
       authorize('allow', `Bearer ${key}`, 'GET', '/store/orders'),
@@ -145,6 +145,13 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
       http('cancel-invalid', 'DELETE', '/store/orders/1.5'),
       http('cancel-int64-max', 'DELETE', '/store/orders/9223372036854775807'),
     ]);
+    // The v2 list: one page holds the whole small store, so no cursor is sealed and its key secret is not read.
+    const page = (name: string, query: Record<string, string> | null) =>
+      invocation(name, 'listOrdersPaged', {
+        ...requestEvent(stage, `api-${stage}-${name}`, 'GET', '/store/orders'),
+        queryStringParameters: query,
+      });
+    runs.paged = runBundle(deployed(paged, names, endpoint), [page('page', null), page('page-invalid', { pageSize: '0' })]);
     runs.cancelDown = runBundle(deployed(cancel, names, down), [http('cancel-down', 'DELETE', '/store/orders/3')]);
   }, 120_000);
 
@@ -184,6 +191,15 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
       ),
     ).toEqual([204, 204, 409, 404, 400, 204]);
     expect(status('cancelDown', 'cancel-down')).toBe(503);
+    const page = outcome('paged', 'page') as { value?: { statusCode?: number; headers?: Record<string, string>; body?: string } };
+    expect(page.value).toMatchObject({
+      statusCode: 200,
+      headers: { 'Content-Type': 'application/json', 'X-Request-Id': `api-${stage}-page` },
+    });
+    expect(page.value!.body).toContain('"id":9223372036854775807,"petId":9007199254740993');
+    expect(JSON.parse(page.value!.body!)).toEqual({ orders: expect.any(Array) });
+    expect(JSON.parse(page.value!.body!).orders).toHaveLength(4);
+    expect(status('paged', 'page-invalid')).toBe(400);
     expect((outcome('listDown', 'list-down') as Extract<Outcome, { outcome: 'streamed' }>).prelude).toMatchObject({ statusCode: 503 });
     // Cut, not ended: its client must see a broken stream, never a list that looks whole.
     const stalled = outcome('listStalled', 'list-stalled') as Extract<Outcome, { outcome: 'streamed' }>;

@@ -30,10 +30,10 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
   const { stack, template, outdir } = synthApp({ bundle: [config.stackName] });
   const s = stack('production');
   const t = template('production').toJSON() as Template;
-  const [listFn, cancelFn] = s.routeFunctions.map(({ fn }) => fn) as [StoreFunction, StoreFunction];
+  const [listFn, cancelFn, pagedFn] = s.routeFunctions.map(({ fn }) => fn) as [StoreFunction, StoreFunction, StoreFunction];
   let fake: Awaited<ReturnType<typeof startFakeAws>>;
   let tables: Awaited<ReturnType<typeof createTestTables>>;
-  let functions: Record<'authorizer' | 'listOrders' | 'cancelOrder', DeployedFunction>;
+  let functions: Record<'authorizer' | 'listOrders' | 'cancelOrder' | 'listOrdersPaged', DeployedFunction>;
   let hook: DeployedFunction;
   let canaryKeyId: string;
   const leaseTable = () => ({ client: tables.client, tableName: tables.listLeases.tableName });
@@ -68,13 +68,19 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
     };
     const endpoint = { DYNAMODB_ENDPOINT: dynamoDbEndpoint() };
     const deployed = (fn: StoreFunction) => deployedFunction(t, outdir, logicalId(s, fn.function), names, endpoint);
-    functions = { authorizer: deployed(s.authorizerFunction), listOrders: deployed(listFn), cancelOrder: deployed(cancelFn) };
+    functions = {
+      authorizer: deployed(s.authorizerFunction),
+      listOrders: deployed(listFn),
+      cancelOrder: deployed(cancelFn),
+      listOrdersPaged: deployed(pagedFn),
+    };
     const versions = Object.fromEntries(
       (
         [
           [s.authorizerFunction, 'authorizer'],
           [listFn, 'listOrders'],
           [cancelFn, 'cancelOrder'],
+          [pagedFn, 'listOrdersPaged'],
         ] as const
       ).map(([fn, name]) => [versionOf(logicalId(s, fn.function)), arnOf(name)]),
     );
@@ -200,11 +206,12 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
       expect.stringMatching(/^PASS {2}authorizer allows the canary key: Allow for key_[0-9a-f]{16}, with its usage identifier$/),
       'PASS  authorizer refuses a wrong key: Unauthorized',
       'PASS  list: 200, 3 valid orders (table item count 3)',
+      'PASS  v2 page: 200, 3 orders on the first page',
       expect.stringMatching(/^PASS {2}cancel of an absent order: order -\d+: 404 order_not_found, X-Request-Id pre-traffic-[0-9a-f]+$/),
       expect.stringMatching(/^PASS {2}cancel of a malformed id: order pre-traffic-check: 400 invalid_order_id/),
     ]);
     // Each function was invoked at its new version, by ARN.
-    expect(new Set(fake.invoked)).toEqual(new Set(['authorizer', 'listOrders', 'cancelOrder'].map(arnOf)));
+    expect(new Set(fake.invoked)).toEqual(new Set(['authorizer', 'listOrders', 'cancelOrder', 'listOrdersPaged'].map(arnOf)));
   }, 120_000);
 
   it.each([

@@ -40,7 +40,7 @@ describe('Error records within the bounds the OpenAPI document gives them', () =
   it('tells a too-large list to use gzip only when gzip would carry it', () => {
     const limits = { plain: 1_000, gzip: 4_000 };
     expect(listTooLargeMessage(2_000, false, limits)).toMatch(/about 2000 orders.*uncompressed.*\(1000\): send "Accept-Encoding: gzip"/);
-    expect(listTooLargeMessage(2_000, true, limits)).toMatch(/\(4000 with gzip\): wait for the paginated \/v2 list/);
-    expect(listTooLargeMessage(5_000, false, limits)).toMatch(/\(4000 with gzip\): wait for the paginated \/v2 list/);
+    expect(listTooLargeMessage(2_000, true, limits)).toMatch(/\(4000 with gzip\): read it in pages with GET \/v2\/store\/orders/);
+    expect(listTooLargeMessage(5_000, false, limits)).toMatch(/\(4000 with gzip\): read it in pages with GET \/v2\/store\/orders/);
   });
 });

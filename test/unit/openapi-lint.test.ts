@@ -47,7 +47,7 @@ describe('OpenAPI lint (Redocly, recommended-strict)', () => {
     const dir = await mkdtemp(join(tmpdir(), 'openapi-lint-'));
     tempDirs.push(dir);
     const broken = buildOpenApiDocument();
-    delete broken.paths?.['/store/orders']?.get?.summary;
+    delete broken.paths?.['/v1/store/orders']?.get?.summary;
     const file = join(dir, 'openapi.json');
     await writeFile(file, openApiJson(broken));
     const { exitCode, report } = await lint(file);

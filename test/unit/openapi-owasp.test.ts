@@ -51,9 +51,9 @@ describe.concurrent('OpenAPI lint (Spectral, OWASP API Security ruleset)', () =>
     const { exitCode, findings } = await lint({ text: openApiJson(document) });
     expect(exitCode).not.toBe(0);
     // The deprecated operation's Deprecation, Sunset and Link headers pass; its list is unpaginated
-    // like the live one, whose waiver names /store/orders alone.
+    // like the live one, whose waiver names /v1/store/orders alone.
     expect(located(findings).sort()).toEqual([
-      'owasp:api4:2023-array-limit at paths./store/legacy-orders.get.responses.200.content.application/json.schema',
+      'owasp:api4:2023-array-limit at paths./v1/store/legacy-orders.get.responses.200.content.application/json.schema',
       'owasp:api4:2023-string-limit at components.schemas.Error.properties.message',
       'owasp:api8:2023-no-server-http at servers.3.url',
     ]);

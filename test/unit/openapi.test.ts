@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from '../../shared/errors.ts';
 import { generateClientTypes, openApiFiles } from '../../infra/openapi/cli.ts';
 import { buildOpenApiDocument, type OpenApiDocument, openApiJson, operationContracts } from '../../infra/openapi/document.ts';
-import { deprecationHeaders, type Route, routes } from '../../shared/routes.ts';
+import { deprecationHeaders, resourcePath, type Route, routes } from '../../shared/routes.ts';
 import { orderSchema } from '../../shared/schemas.ts';
 import { deprecatedRoute } from '../fixtures/deprecated-route.ts';
 
@@ -54,11 +54,11 @@ describe('the OpenAPI document', () => {
     expect(document.info.description).toContain('GET /pets/{petId}` is not served');
   });
 
-  it('names the production, staging and local (npm start) servers, all ending in /v1, with their variables', () => {
+  it('names the production, staging and local (npm start) servers, each the stage root that /v1 and /v2 are under, with their variables', () => {
     expect(document.servers?.map((server) => [server.description, server.url])).toEqual([
-      ['Production', 'https://{apiId}.execute-api.{region}.amazonaws.com/production/v1'],
-      ['Staging', 'https://{apiId}.execute-api.{region}.amazonaws.com/staging/v1'],
-      ['Local: `npm start` on this machine (PORT changes the port)', 'http://127.0.0.1:3000/v1'],
+      ['Production', 'https://{apiId}.execute-api.{region}.amazonaws.com/production'],
+      ['Staging', 'https://{apiId}.execute-api.{region}.amazonaws.com/staging'],
+      ['Local: `npm start` on this machine (PORT changes the port)', 'http://127.0.0.1:3000'],
     ]);
     // Each server's audience (OWASP API9): the stages serve the API's clients, npm start its developers.
     expect(document.servers?.map((server) => (server as { 'x-internal'?: boolean })['x-internal'])).toEqual([false, false, true]);
@@ -69,7 +69,7 @@ describe('the OpenAPI document', () => {
 
   it('has exactly the operations of the route table, with their summary and stability label', () => {
     expect(operations.map(({ method, path, operation }) => [operation.operationId, method.toUpperCase(), path])).toEqual(
-      routes.map((route) => [route.operation, route.method, route.path]),
+      routes.map((route) => [route.operation, route.method, resourcePath(route)]),
     );
     for (const route of routes) {
       expect(operation(route.operation).summary).toBe(route.summary);
@@ -165,7 +165,7 @@ describe('the OpenAPI document', () => {
   it('is built from the route table it is given', () => {
     const experimental: Route[] = routes.map((route) => ({ ...route, stability: 'experimental' }));
     const built: OpenApiDocument = buildOpenApiDocument(experimental);
-    expect(built.paths?.['/store/orders']?.get?.['x-stability']).toBe('experimental');
+    expect(built.paths?.['/v1/store/orders']?.get?.['x-stability']).toBe('experimental');
     expect(() => buildOpenApiDocument([...routes, { ...routes[0], operation: 'unknownOperation', path: '/x' }])).toThrow(
       /no OperationContract for route unknownOperation/,
     );

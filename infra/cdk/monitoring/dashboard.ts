@@ -2,7 +2,7 @@ import { Aws, Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
 import { metricNames } from '../../../shared/observability.ts';
-import { basePath } from '../../../shared/routes.ts';
+import { resourcePath } from '../../../shared/routes.ts';
 import {
   apiMetric,
   dynamoDbCallMetric,
@@ -104,7 +104,7 @@ const limitedRequestsRow = (props: Props) =>
     title: 'Limited requests (429) per route; who: saved query limited-keys',
     width: 24,
     left: props.routeFunctions.map(({ route }) =>
-      tooManyRequestsOf(props, route).with({ label: `${route.method} ${basePath}${route.path}` }),
+      tooManyRequestsOf(props, route).with({ label: `${route.method} ${resourcePath(route)}` }),
     ),
   });
 

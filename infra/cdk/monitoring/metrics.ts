@@ -4,7 +4,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { dynamoDbOperationDimension } from '../../../shared/dynamo-calls.ts';
 import { metricNames, metricsNamespace } from '../../../shared/observability.ts';
-import { basePath, type Route } from '../../../shared/routes.ts';
+import { resourcePath, type Route } from '../../../shared/routes.ts';
 import { operations } from '../../operations.ts';
 import { serviceName } from '../../stage-config.ts';
 import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
@@ -61,7 +61,7 @@ export function apiMetric({ api, config }: Stage, metricName: string, statistic:
     dimensionsMap: {
       ApiName: api.restApiName,
       Stage: config.stage,
-      ...(route === undefined ? {} : { Resource: `${basePath}${route.path}`, Method: route.method }),
+      ...(route === undefined ? {} : { Resource: resourcePath(route), Method: route.method }),
     },
     statistic,
     period,
@@ -101,7 +101,7 @@ export function tooManyRequestsOf({ config }: Pick<Stage, 'config'>, route: Rout
   return new cloudwatch.Metric({
     namespace: metricsNamespace,
     metricName: metricNames.tooManyRequests,
-    dimensionsMap: { method: route.method, resource: `${basePath}${route.path}`, service: serviceName(config) },
+    dimensionsMap: { method: route.method, resource: resourcePath(route), service: serviceName(config) },
     statistic: 'Sum',
     period,
   });
