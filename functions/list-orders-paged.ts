@@ -10,7 +10,7 @@ import { type ListQuery, matches, pageSource, parseListQuery, queryBinding } fro
 import { logger, metricNames, metrics } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
 import { type InvalidItemReport, readOrderPage } from '../shared/orders-repository.ts';
-import { resourcePath, routeOf } from '../shared/routes.ts';
+import { routeOf } from '../shared/routes.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(
@@ -58,7 +58,11 @@ const startKeyOf = async (query: ListQuery): Promise<StartKey | undefined> => {
   }
 };
 
-/** `</v2/store/orders?…&cursor=…>; rel="next"` (RFC 8288), the request's own parameters repeated. */
+/**
+ * `<?…&cursor=…>; rel="next"` (RFC 8288), the request's own parameters repeated. A reference of a
+ * query alone resolves against the request's own path (RFC 3986 §5.2.2), so the link is right
+ * under a custom domain and under an `execute-api` URL, whose path starts with the stage name.
+ */
 const nextLink = (event: APIGatewayProxyEvent, cursor: string): string => {
   const parameters = new URLSearchParams();
   for (const name of linkedParameters) {
@@ -66,7 +70,7 @@ const nextLink = (event: APIGatewayProxyEvent, cursor: string): string => {
     if (value !== undefined) parameters.set(name, value);
   }
   parameters.set('cursor', cursor);
-  return `<${resourcePath(route)}?${parameters.toString()}>; rel="next"`;
+  return `<?${parameters.toString()}>; rel="next"`;
 };
 
 /** GET /v2/store/orders: one page of orders, and the cursor of the next one unless it is the last. */

@@ -281,8 +281,9 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
         headers: {
           Link: {
             required: false,
-            description: 'RFC 8288 `<…>; rel="next"`: the next page (the same parameters and its `cursor`). Absent on the last page.',
-            schema: { type: 'string', maxLength: 2048, pattern: '^</v2/store/orders\\?[^>]*>; rel="next"$' },
+            description:
+              'RFC 8288 `<?…>; rel="next"`: the next page (the same parameters and its `cursor`), a reference of a query alone that resolves against the requested URL (RFC 3986 §5.2.2). Absent on the last page.',
+            schema: { type: 'string', maxLength: 2048, pattern: '^<\\?[^>]*>; rel="next"$' },
           },
         },
       },

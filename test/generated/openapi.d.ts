@@ -535,7 +535,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
-                    /** @description RFC 8288 `<…>; rel="next"`: the next page (the same parameters and its `cursor`). Absent on the last page. */
+                    /** @description RFC 8288 `<?…>; rel="next"`: the next page (the same parameters and its `cursor`), a reference of a query alone that resolves against the requested URL (RFC 3986 §5.2.2). Absent on the last page. */
                     Link?: string;
                     [name: string]: unknown;
                 };

@@ -4,7 +4,7 @@
  */
 
 export interface paths {
-    "/store/orders": {
+    "/v1/store/orders": {
         parameters: {
             query?: never;
             header?: never;
@@ -24,7 +24,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/store/orders/{orderId}": {
+    "/v1/store/orders/{orderId}": {
         parameters: {
             query?: never;
             header?: never;
@@ -39,6 +39,26 @@ export interface paths {
          * @description Cancels a `pending` order (its status becomes `cancelled`). Cancelling an order that is already cancelled answers 204 again and changes nothing, so a retry is safe. A `shipped` order cannot be cancelled.
          */
         delete: operations["cancelOrder"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/store/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List orders in pages (filtered, resumable, splittable)
+         * @description **Experimental.** Orders in pages: each page holds up to `pageSize` orders and, unless it is the last, a `nextCursor` (and a `Link: <…>; rel="next"` header) for the next one. Every order present for the whole read appears exactly once across its pages; a page may hold fewer orders than `pageSize`, even none, without being the last. Filters: `status`, and a `shipDate` range (`shipDateFrom` inclusive, `shipDateTo` exclusive; an order without a shipDate never matches it). A split read (`part` k of `parts` n) reads one nth of the store; the n parts together are the whole read. A cursor is bound to the stage, the filters and the part it was made for, and expires 24 hours after it was issued.
+         */
+        get: operations["listOrdersPaged"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -86,6 +106,27 @@ export interface components {
              * @description The HTTP status code of the response.
              */
             status: number;
+        };
+        /**
+         * @description One page of a v2 list.
+         * @example {
+         *       "orders": [
+         *         {
+         *           "id": 1,
+         *           "petId": 101,
+         *           "quantity": 1,
+         *           "shipDate": "2026-12-01T10:00:00Z",
+         *           "complete": false,
+         *           "status": "pending"
+         *         }
+         *       ],
+         *       "nextCursor": "AcWq3yH0b1m9Zx8kJr2TQv5nLd7sP4eF"
+         *     }
+         */
+        OrderPage: {
+            orders: components["schemas"]["Order"][];
+            /** @description Opaque (base64url): send it as `cursor` for the next page. Absent on the last page, and only there. */
+            nextCursor?: string;
         };
     };
     responses: never;
@@ -173,7 +214,7 @@ export interface operations {
             /**
              * @description Error record. Possible `code` values:
              *
-             *     - `list_too_large`: The store holds more orders than one response can carry: send "Accept-Encoding: gzip", or wait for the paginated /v2 list.
+             *     - `list_too_large`: The store holds more orders than one response can carry: send "Accept-Encoding: gzip", or read it in pages with GET /v2/store/orders.
              */
             406: {
                 headers: {
@@ -377,6 +418,173 @@ export interface operations {
                         code: "order_already_shipped" | "order_not_cancellable";
                         /** @constant */
                         status: 409;
+                    };
+                };
+            };
+            /**
+             * @description Error record. Possible `code` values:
+             *
+             *     - `too_many_requests` (API gateway): Too many requests: slow down and retry later.
+             */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "too_many_requests";
+                        /** @constant */
+                        status: 429;
+                    };
+                };
+            };
+            /**
+             * @description Error record. Possible `code` values:
+             *
+             *     - `internal_error` (service or API gateway): An unexpected error occurred. Quote the X-Request-Id header when reporting it.
+             */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal_error";
+                        /** @constant */
+                        status: 500;
+                    };
+                };
+            };
+            /**
+             * @description Error record. Possible `code` values:
+             *
+             *     - `service_unavailable` (service or API gateway): The service is temporarily unavailable: retry later.
+             */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "service_unavailable";
+                        /** @constant */
+                        status: 503;
+                    };
+                };
+            };
+            /**
+             * @description Error record. Possible `code` values:
+             *
+             *     - `gateway_timeout` (API gateway): The service did not answer in time: retry later. Quote the X-Request-Id header if it persists.
+             */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "gateway_timeout";
+                        /** @constant */
+                        status: 504;
+                    };
+                };
+            };
+        };
+    };
+    listOrdersPaged: {
+        parameters: {
+            query?: {
+                /** @description Orders per page at most (default 100). A page may hold fewer, even none, without being the last. */
+                pageSize?: number;
+                /** @description Only orders of this status. */
+                status?: "pending" | "shipped" | "cancelled";
+                /** @description Only orders whose shipDate is at or after this instant (RFC 3339 date-time). */
+                shipDateFrom?: string;
+                /** @description Only orders whose shipDate is before this instant (RFC 3339 date-time). */
+                shipDateTo?: string;
+                /** @description A split read: which part (1-based) of `parts` this read is. Send `part` and `parts` both, or neither. */
+                part?: number;
+                /** @description A split read: into how many parts the store is split; the parts together are the whole read. */
+                parts?: number;
+                /** @description The previous page's `nextCursor`, unchanged, to read the next page; sent with the same status, shipDateFrom, shipDateTo, part and parts as the request that made it (pageSize may differ). It expires 24 hours after it was issued. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of orders. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description RFC 8288 `<?…>; rel="next"`: the next page (the same parameters and its `cursor`), a reference of a query alone that resolves against the requested URL (RFC 3986 §5.2.2). Absent on the last page. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderPage"];
+                };
+            };
+            /**
+             * @description Error record. Possible `code` values:
+             *
+             *     - `bad_request` (API gateway): The request is malformed.
+             *     - `invalid_query_parameter`: A query parameter is malformed or out of range.
+             *     - `invalid_cursor`: cursor is not a cursor of this API and stage (or was altered): pass nextCursor unchanged, or start again without one.
+             *     - `cursor_expired`: cursor has expired: start the read again without a cursor.
+             *     - `cursor_mismatch`: cursor was made for other status, shipDateFrom, shipDateTo, part or parts values: send the same ones as the first request.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "bad_request" | "invalid_query_parameter" | "invalid_cursor" | "cursor_expired" | "cursor_mismatch";
+                        /** @constant */
+                        status: 400;
+                    };
+                };
+            };
+            /**
+             * @description Error record. Possible `code` values:
+             *
+             *     - `unauthorized` (API gateway): A valid API key is required: send it as "Authorization: Bearer <API_KEY>".
+             */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                        /** @constant */
+                        status: 401;
                     };
                 };
             };
