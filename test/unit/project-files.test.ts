@@ -115,7 +115,7 @@ describe('the test groups (vitest projects)', () => {
 
   it('start DynamoDB Local (and so need Java) only where a file reaches it', () => {
     const needing = projects.filter(({ test }) => test.globalSetup?.includes('test/global-setup.ts')).map(({ test }) => test.name);
-    expect(needing.sort()).toEqual(['http', 'integration', 'shipped']);
+    expect(needing.sort()).toEqual(['client', 'http', 'integration', 'shipped']);
     expect(vitestConfig.test?.globalSetup).toBeUndefined();
     // The other groups' files use none of what reads the run's DynamoDB Local or starts one.
     const reaching =
