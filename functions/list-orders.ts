@@ -209,12 +209,33 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   // A body destroyed before it was first read (its client left first) never runs the array's own
   // cleanup; once it ran, this is the same end.
   json.once('close', () => void ending.end());
+  // A response stream already closed when the body is piped into it refuses the pipe and leaves
+  // the body as it is (no 'close'): the invocation's end destroys it and waits for the release.
+  listEnds.set(context, () => {
+    json.destroy();
+    return ending.end();
+  });
   const headers = { 'Content-Type': 'application/json', Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) };
   return { statusCode: 200, headers, body: gzip ? pipeline(json, createGzip(), () => undefined) : json };
 };
 
+/**
+ * The end of each list under way, by its invocation's context. middy calls `requestEnd` once the
+ * body's pipe into the response stream has settled, however it settled (whole, cut, refused by a
+ * stream already closed, broken by a client gone mid-list): the list's lease is released before
+ * the invocation returns, so a function frozen after it never keeps one.
+ */
+const listEnds = new WeakMap<Context, () => Promise<void>>();
+
+const endOfInvocation = async (request: { context: Context }) => {
+  const end = listEnds.get(request.context);
+  listEnds.delete(request.context);
+  await end?.();
+};
+
 export const handler = middy<APIGatewayProxyEvent, { statusCode: number; headers: Record<string, string>; body: Readable }>({
   executionMode: executionModeStreamifyResponse,
+  requestEnd: endOfInvocation,
 })
   .use(httpMiddleware(routeOf('listOrders')))
   .handler(listOrders);

@@ -287,8 +287,10 @@ const invokeRoute = async (gateway: GatewayState, route: Route, event: APIGatewa
   if (fn.reservedConcurrency !== undefined && running >= fn.reservedConcurrency)
     return sendGatewayResponse(res, requestId, 'INTEGRATION_FAILURE');
   gateway.running.set(fn, running + 1);
-  // The slot is free once the answer is complete (its function has nothing left to do but return)
-  // or the invocation has ended, whichever comes first: a client's next request never races it.
+  // The slot is free once the answer is complete (its function has nothing left to do but return),
+  // its client is gone (a write to a closed stream never completes: middy's end() of an Error
+  // record would wait for the function's timeout) or the invocation has ended, whichever comes
+  // first: a client's next request never races it.
   let released = false;
   const release = () => {
     if (released) return;
@@ -296,6 +298,7 @@ const invokeRoute = async (gateway: GatewayState, route: Route, event: APIGatewa
     gateway.running.set(fn, gateway.running.get(fn)! - 1);
   };
   res.once('finish', release);
+  res.once('close', release);
   try {
     await invokeFunction(fn, route, event, res);
   } finally {

@@ -29,6 +29,8 @@ export type Invocation = {
   readonly event: unknown;
   /** A streamed answer's client that takes the first write (the prelude and first bytes), then nothing more. */
   readonly clientStops?: boolean;
+  /** A streamed answer whose client left before the function began: the response stream is already destroyed. */
+  readonly clientGone?: boolean;
 };
 
 export type Plan = {
@@ -82,8 +84,9 @@ const run = async (plan: Plan): Promise<Outcome[]> => {
   const handler = module[exportName] as LambdaHandler;
   const fn = { name: plan.functionName, memorySize: plan.memorySize, timeoutSeconds: plan.timeoutSeconds };
   const outcomes: Outcome[] = [];
-  for (const { name, requestId, event, clientStops } of plan.invocations) {
+  for (const { name, requestId, event, clientStops, clientGone } of plan.invocations) {
     const stream = new CollectedStream(clientStops);
+    if (clientGone) stream.destroy();
     const streamed = (error?: string): Outcome => {
       const { prelude, body } = stream.decode();
       return { name, outcome: 'streamed', prelude, body: body.toString('base64'), ...(error === undefined ? {} : { error }) };

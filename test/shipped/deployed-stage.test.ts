@@ -8,7 +8,7 @@
  * metric filters read.
  */
 import { gunzipSync } from 'node:zlib';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ApiSite, matchRoute, proxyEvent } from '../../infra/local/proxy-event.ts';
 import { serviceName, stages } from '../../infra/stage-config.ts';
@@ -80,6 +80,7 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
   const usageKey = 'a1'.repeat(32);
   const revokedUsageKey = 'b2'.repeat(32);
   const runs: Record<string, Run> = {};
+  let leasesAfterRuns: () => Promise<Record<string, unknown>[]>;
   const requestIds: Record<string, { requestId: string; operation: string }> = {};
 
   /** A function of the stage as the template configures it, with its table names pointing at the test's tables. */
@@ -135,6 +136,16 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     runs.listStalled = runBundle(deployed(list, names, { ...endpoint, LIST_STALL_SECONDS: '1' }), [
       { ...http('list-stalled', 'GET', '/store/orders'), clientStops: true },
     ]);
+    // Clients gone before the function began: each response stream is already destroyed when the
+    // body is piped into it. The key's leases all come back (the list after them lists).
+    runs.listGone = runBundle(deployed(list, names, endpoint), [
+      ...Array.from({ length: config.tiers[config.defaultTier].concurrentLists }, (_, i) => ({
+        ...http(`list-gone-${i}`, 'GET', '/store/orders'),
+        clientGone: true,
+      })),
+      http('list-after-gone', 'GET', '/store/orders'),
+    ]);
+    leasesAfterRuns = async () => (await tables.client.send(new ScanCommand({ TableName: tables.listLeases.tableName }))).Items ?? [];
     runs.cancel = runBundle(deployed(cancel, names, endpoint), [
       http('cancel', 'DELETE', '/store/orders/1'),
       http('cancel-again', 'DELETE', '/store/orders/1'),
@@ -194,6 +205,13 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     }[];
     expect(counted).toHaveLength(1);
     expect(Date.parse(String(cut[0]!.timestamp)) - counted[0]!._aws.Timestamp).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('gives every lease back, whichever way its list ended (whole, cut, its client gone before the first byte)', async () => {
+    for (let i = 0; i < config.tiers[config.defaultTier].concurrentLists; i++)
+      expect(outcome('listGone', `list-gone-${i}`)).toMatchObject({ outcome: 'streamed' });
+    expect(outcome('listGone', 'list-after-gone')).toMatchObject({ outcome: 'streamed', prelude: { statusCode: 200 } });
+    expect(await leasesAfterRuns()).toEqual([]);
   });
 
   it("returns a valid key's usage identifier (never the key) and tier, and nothing that grants access for a revoked key", () => {
