@@ -31,6 +31,8 @@ export type Invocation = {
   readonly clientStops?: boolean;
   /** A streamed answer whose client left before the function began: the response stream is already destroyed. */
   readonly clientGone?: boolean;
+  /** A streamed answer's client that takes this many bytes per second (each write acknowledged once it would have been read). */
+  readonly clientBytesPerSecond?: number;
 };
 
 export type Plan = {
@@ -54,13 +56,17 @@ class CollectedStream extends LambdaResponseStream {
   readonly chunks: Buffer[] = [];
   /** `clientStops`: the first write is never acknowledged and nothing more is buffered, as for a client that stopped reading. */
   private readonly clientStops: boolean;
-  constructor(clientStops = false) {
+  private readonly bytesPerSecond: number | undefined;
+  constructor(clientStops = false, bytesPerSecond?: number) {
     super(clientStops ? { highWaterMark: 1 } : {});
     this.clientStops = clientStops;
+    this.bytesPerSecond = bytesPerSecond;
   }
   protected deliver(bytes: Buffer, done: () => void) {
     this.chunks.push(bytes);
-    if (!this.clientStops) done();
+    if (this.clientStops) return;
+    if (this.bytesPerSecond === undefined) done();
+    else setTimeout(done, (bytes.length / this.bytesPerSecond) * 1000);
   }
   protected finish(done: () => void) {
     done();
@@ -84,8 +90,8 @@ const run = async (plan: Plan): Promise<Outcome[]> => {
   const handler = module[exportName] as LambdaHandler;
   const fn = { name: plan.functionName, memorySize: plan.memorySize, timeoutSeconds: plan.timeoutSeconds };
   const outcomes: Outcome[] = [];
-  for (const { name, requestId, event, clientStops, clientGone } of plan.invocations) {
-    const stream = new CollectedStream(clientStops);
+  for (const { name, requestId, event, clientStops, clientGone, clientBytesPerSecond } of plan.invocations) {
+    const stream = new CollectedStream(clientStops, clientBytesPerSecond);
     if (clientGone) stream.destroy();
     const streamed = (error?: string): Outcome => {
       const { prelude, body } = stream.decode();
