@@ -92,26 +92,23 @@ const capConnections = (server: Server, maxConnections: number) => {
 
 /** The HTTP server in front of the gateway (./gateway.ts), calling `onRequest` for each request it accepts. */
 export const createGatewayServer = (handleRequest: (req: IncomingMessage, res: ServerResponse) => void, bounds: ClientBounds): Server => {
-  let cap: ReturnType<typeof capConnections> | undefined;
+  const server = createServer({
+    // API Gateway's quota on the request line and headers together (10240 bytes).
+    maxHeaderSize: maxRequestHeadBytes,
+    // Checked by the gateway (./gateway.ts), so that the answer is an Error record.
+    requireHostHeader: false,
+    headersTimeout: bounds.headersTimeoutMs,
+    requestTimeout: bounds.requestTimeoutMs,
+    keepAliveTimeout: bounds.idleTimeoutMs,
+    // How often Node checks the two timeouts above (default 30 s, which would triple a short one).
+    connectionsCheckingInterval: Math.min(1_000, bounds.headersTimeoutMs),
+  });
+  const cap = capConnections(server, bounds.maxConnections);
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    cap?.requestStarted(req, res);
+    cap.requestStarted(req, res);
     handleRequest(req, res);
   };
-  const server = createServer(
-    {
-      // API Gateway's quota on the request line and headers together (10240 bytes).
-      maxHeaderSize: maxRequestHeadBytes,
-      // Checked by the gateway (./gateway.ts), so that the answer is an Error record.
-      requireHostHeader: false,
-      headersTimeout: bounds.headersTimeoutMs,
-      requestTimeout: bounds.requestTimeoutMs,
-      keepAliveTimeout: bounds.idleTimeoutMs,
-      // How often Node checks the two timeouts above (default 30 s, which would triple a short one).
-      connectionsCheckingInterval: Math.min(1_000, bounds.headersTimeoutMs),
-    },
-    onRequest,
-  );
-  cap = capConnections(server, bounds.maxConnections);
+  server.on('request', onRequest);
   // `100 Continue` is sent by the gateway once the key is accepted, not by Node on arrival.
   server.on('checkContinue', onRequest);
   // `Expect` other than 100-continue: Node would answer a bare 417; RFC 9110 §10.1.1 lets a server ignore it.
