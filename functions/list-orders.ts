@@ -104,28 +104,44 @@ const listEnding = (lease: ListLease | undefined, deadline: Deadline) => {
   };
 };
 
-/** Thrown into a list whose client has taken nothing for LIST_STALL_SECONDS: the stream is cut. */
+/** Thrown into a list whose client stopped reading, reads too slowly, or kept it too long: the stream is cut. */
 class ClientStalledError extends Error {
   override readonly name = 'ClientStalledError';
 }
 
 /**
+ * The slowest a client may take a list, averaged over each LIST_STALL_SECONDS in which the list
+ * waited for it (time the list spends reading DynamoDB does not count). 200,000 bytes/s lets a
+ * list at the size limit (180 MB, infra/operations.ts) end within maxListMs: a slow but honest
+ * 2 Mbit/s link takes it in 12 minutes. A list shorter than one window is never judged on its rate.
+ */
+const minBytesPerSecond = 200_000;
+
+/**
+ * The longest one list may run: 14 minutes, a minute short of the function's 15-minute timeout
+ * (and never past the function's remaining time less a minute), so that a cut list still
+ * releases its lease and answers its client with a cut stream rather than Lambda's timeout.
+ */
+const maxListMs = 14 * 60_000;
+const releaseMarginMs = 60_000;
+
+/**
  * The JSON array, one chunk per Scan page, written as pages arrive. A failure after the first
  * byte cuts the stream (the envelope in shared/http.ts logs it): the 200 is already sent.
- * `waiting` arms the stall watch while a chunk waits for the client, and disarms it once taken.
+ * `waiting` tells the reader watch a chunk waits for the client (its size), then that it was taken.
  * However the array ends (whole, failed, cut), the list's `end()` runs before the stream ends,
  * so a frozen or finished function never keeps its lease.
  */
 async function* jsonArray(
   first: IteratorResult<Order[]>,
   pages: AsyncGenerator<Order[]>,
-  list: { startedAt: number; waiting: (waiting: boolean) => void; end: (whole?: boolean) => Promise<void> },
+  list: { startedAt: number; waiting: (bytes: number | false) => void; stop: () => void; end: (whole?: boolean) => Promise<void> },
 ) {
   let count = 0;
   let whole = false;
   try {
     const emit = function* (chunk: string) {
-      list.waiting(true);
+      list.waiting(Buffer.byteLength(chunk));
       yield chunk;
       list.waiting(false);
     };
@@ -142,35 +158,77 @@ async function* jsonArray(
     whole = true;
   } finally {
     list.waiting(false);
+    list.stop();
     await list.end(whole);
     flushMetrics();
   }
 }
 
 /**
- * Cuts `body` when a chunk has waited LIST_STALL_SECONDS for its client: the scan stops (the
- * generator's finally), and the log and StalledListsCut say so. StalledListsCut carries the
- * invocation's start as its time, the time Lambda gives the invocation's Errors datapoint, so
- * that ListOrdersErrors (Errors less StalledListsCut) subtracts it in the same period.
+ * Watches how the client takes `body`, and cuts it: when a chunk has waited LIST_STALL_SECONDS
+ * for its client; when, over LIST_STALL_SECONDS of waiting, the client took less than
+ * minBytesPerSecond; or when the list has run maxListMs. The scan stops (the generator's finally),
+ * and the log and StalledListsCut say so. StalledListsCut carries the invocation's start as its
+ * time, the time Lambda gives the invocation's Errors datapoint, so that ListOrdersErrors (Errors
+ * less StalledListsCut) subtracts it in the same period.
  */
-const stallWatch = (startedAt: number, invokedAt: number) => {
+const readerWatch = (startedAt: number, invokedAt: number, remainingMs: number) => {
+  const windowMs = config.LIST_STALL_SECONDS * 1000;
   let timer: NodeJS.Timeout | undefined;
   let body: Readable | undefined;
+  let waitingSince: number | undefined;
+  let pendingBytes = 0;
+  let waitedMs = 0;
+  let takenBytes = 0;
+  const cut = (message: string, reason: string, fields: Record<string, number> = {}) => {
+    stop();
+    if (body === undefined || body.destroyed) return;
+    metrics.setTimestamp(invokedAt);
+    metrics.addMetric(metricNames.stalledListsCut, 'Count', 1);
+    logger.warn(message, { reason, ...fields, durationMs: Math.round(performance.now() - startedAt) });
+    body.destroy(new ClientStalledError(reason));
+  };
+  const tooLong = setTimeout(
+    () => cut('list cut: it ran too long', `the list ran ${Math.round((performance.now() - startedAt) / 1000)} s, its limit`),
+    Math.max(0, Math.min(maxListMs, remainingMs - releaseMarginMs)),
+  );
+  const stop = () => {
+    clearTimeout(timer);
+    clearTimeout(tooLong);
+  };
+  /** A chunk was taken: its waiting time and bytes count towards the client's rate. */
+  const taken = () => {
+    if (waitingSince === undefined) return;
+    waitedMs += performance.now() - waitingSince;
+    takenBytes += pendingBytes;
+    waitingSince = undefined;
+    if (waitedMs < windowMs) return;
+    const bytesPerSecond = Math.round(takenBytes / (waitedMs / 1000));
+    if (bytesPerSecond < minBytesPerSecond)
+      return cut('list cut: the client reads too slowly', `the client took ${bytesPerSecond} bytes/s, below ${minBytesPerSecond}`, {
+        bytesPerSecond,
+        minBytesPerSecond,
+      });
+    waitedMs = 0;
+    takenBytes = 0;
+  };
   return {
     attach: (readable: Readable) => (body = readable),
-    waiting: (waiting: boolean) => {
+    stop,
+    /** `bytes`: a chunk of that size waits for the client; `false`: it was taken. */
+    waiting: (bytes: number | false) => {
       clearTimeout(timer);
       timer = undefined;
-      if (!waiting) return;
-      timer = setTimeout(() => {
-        metrics.setTimestamp(invokedAt);
-        metrics.addMetric(metricNames.stalledListsCut, 'Count', 1);
-        logger.warn('list cut: the client stopped reading', {
-          stallSeconds: config.LIST_STALL_SECONDS,
-          durationMs: Math.round(performance.now() - startedAt),
-        });
-        body?.destroy(new ClientStalledError(`the client took nothing for ${config.LIST_STALL_SECONDS} s`));
-      }, config.LIST_STALL_SECONDS * 1000);
+      if (bytes === false) return taken();
+      waitingSince = performance.now();
+      pendingBytes = bytes;
+      timer = setTimeout(
+        () =>
+          cut('list cut: the client stopped reading', `the client took nothing for ${config.LIST_STALL_SECONDS} s`, {
+            stallSeconds: config.LIST_STALL_SECONDS,
+          }),
+        windowMs,
+      );
     },
   };
 };
@@ -202,19 +260,45 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
     throw error;
   }
   metrics.addMetric(metricNames.listFirstByte, 'Milliseconds', performance.now() - startedAt);
-  const stall = stallWatch(startedAt, invokedAt);
+  const reader = readerWatch(startedAt, invokedAt, context.getRemainingTimeInMillis());
   // One page of JSON text held ahead of a slow client at most (objectMode holds 16 by default).
-  const json = Readable.from(jsonArray(first, pages, { startedAt, waiting: stall.waiting, end: ending.end }), { highWaterMark: 1 });
-  stall.attach(json);
+  const json = Readable.from(jsonArray(first, pages, { startedAt, waiting: reader.waiting, stop: reader.stop, end: ending.end }), {
+    highWaterMark: 1,
+  });
+  reader.attach(json);
   // A body destroyed before it was first read (its client left first) never runs the array's own
   // cleanup; once it ran, this is the same end.
-  json.once('close', () => void ending.end());
+  json.once('close', () => {
+    reader.stop();
+    void ending.end();
+  });
+  // A response stream already closed when the body is piped into it refuses the pipe and leaves
+  // the body as it is (no 'close'): the invocation's end destroys it and waits for the release.
+  listEnds.set(context, () => {
+    json.destroy();
+    return ending.end();
+  });
   const headers = { 'Content-Type': 'application/json', Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) };
   return { statusCode: 200, headers, body: gzip ? pipeline(json, createGzip(), () => undefined) : json };
 };
 
+/**
+ * The end of each list under way, by its invocation's context. middy calls `requestEnd` once the
+ * body's pipe into the response stream has settled, however it settled (whole, cut, refused by a
+ * stream already closed, broken by a client gone mid-list): the list's lease is released before
+ * the invocation returns, so a function frozen after it never keeps one.
+ */
+const listEnds = new WeakMap<Context, () => Promise<void>>();
+
+const endOfInvocation = async (request: { context: Context }) => {
+  const end = listEnds.get(request.context);
+  listEnds.delete(request.context);
+  await end?.();
+};
+
 export const handler = middy<APIGatewayProxyEvent, { statusCode: number; headers: Record<string, string>; body: Readable }>({
   executionMode: executionModeStreamifyResponse,
+  requestEnd: endOfInvocation,
 })
   .use(httpMiddleware(routeOf('listOrders')))
   .handler(listOrders);

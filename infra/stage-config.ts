@@ -320,6 +320,9 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
  */
 export const serviceName = (config: Pick<FunctionStage, 'stage'>): string => `store-orders-${config.stage}`;
 
+const oneListPerKey = (tiers: Readonly<Record<TierName, Tier>>) =>
+  Object.fromEntries(Object.entries(tiers).map(([name, tier]) => [name, { ...tier, concurrentLists: 1 }])) as Record<TierName, Tier>;
+
 /**
  * The local run (npm start) and the key tool's default target. Its functions get their
  * settings from here through the same code as a deployed stage's (infra/function-settings.ts).
@@ -328,10 +331,11 @@ export const localStage = {
   stage: 'local',
   keyPrefix: 'so_local_',
   // Measured (docs/operating.md#reliability): on DynamoDB Local one segment lists as fast as four and leaves
-  // cancels their throughput; with two lists at once mixed cancels fell to 37 % of their
-  // cancel-only rate (npm run load), with one they kept 81 %.
+  // cancels their throughput. Two list slots: one key's list (each tier runs one at a time
+  // locally) leaves a slot for another key's (listSlotProblems); npm run load measures what the
+  // second list costs cancels.
   scanSegments: 1,
-  listReservedConcurrency: 1,
+  listReservedConcurrency: 2,
   listStallSeconds: stages.production.listStallSeconds,
   logLevel: 'INFO',
   // As on the deployed stages, so a revocation behaves locally as it will there.
@@ -340,8 +344,11 @@ export const localStage = {
   apiKeysTableName: 'api-keys',
   listLeasesTableName: 'list-leases',
   dynamoDbPort: 8000,
-  // Production's tiers, so a client meets locally the limits it will meet there, plus the developer's own.
-  tiers: { ...stages.production.tiers, [unlimitedTier]: unlimitedTier } as Readonly<Record<LocalTierName, Tier | typeof unlimitedTier>>,
+  // Production's tiers, so a client meets locally the limits it will meet there, but one list at a
+  // time per key (the local stage's two slots leave one for another key), plus the developer's own.
+  tiers: { ...oneListPerKey(stages.production.tiers), [unlimitedTier]: unlimitedTier } as Readonly<
+    Record<LocalTierName, Tier | typeof unlimitedTier>
+  >,
   defaultTier: stages.production.defaultTier,
   /** The tier of the key npm start registers (STORE_API_KEY or generated), unless STORE_API_KEY_TIER names another. */
   developerKeyTier: unlimitedTier as LocalTierName,
@@ -370,11 +377,24 @@ export const tierProblems = (
     within(`tier ${name}'s list`, tier.listThrottling, config.listThrottling, "the stage's list throttling");
     if (!Number.isInteger(tier.dailyQuota) || tier.dailyQuota < 1)
       problems.push(`tier ${name}'s daily quota must be a whole number of at least 1`);
-    if (!Number.isInteger(tier.concurrentLists) || tier.concurrentLists < 1 || tier.concurrentLists > config.listReservedConcurrency)
-      problems.push(
-        `tier ${name}'s concurrent lists must be a whole number from 1 to the stage's list concurrency (${config.listReservedConcurrency})`,
-      );
   }
+  problems.push(...listSlotProblems(config));
   if (!(config.defaultTier in config.tiers)) problems.push(`the default tier ${config.defaultTier} is not one of the tiers`);
   return problems;
 };
+
+/**
+ * What the per-key bound on lists must leave of the stage's list slots, deployed and local alike:
+ * each tier's concurrentLists from 1 to one less than listReservedConcurrency, so that a key
+ * running all the lists its tier allows leaves a slot for another key. The local developer's
+ * `unlimited` tier has no per-key bound.
+ */
+export const listSlotProblems = (config: Pick<FunctionStage, 'tiers' | 'listReservedConcurrency'>): string[] =>
+  Object.entries(config.tiers).flatMap(([name, tier]) =>
+    tier === unlimitedTier ||
+    (Number.isInteger(tier.concurrentLists) && tier.concurrentLists >= 1 && tier.concurrentLists < config.listReservedConcurrency)
+      ? []
+      : [
+          `tier ${name}'s concurrent lists must be a whole number from 1 to one less than the stage's list concurrency (${config.listReservedConcurrency}), so that another key's list still has a slot`,
+        ],
+  );

@@ -160,9 +160,14 @@ class PortTakenError extends Error {}
 const launch = async (release: string, classes: string, port: number, dataDir: string | undefined): Promise<DynamoDbLocal> => {
   // Detached: in a process group of its own, so Ctrl-C reaches only the service, which drains its
   // requests (they still need the database) before it stops DynamoDB Local itself.
+  // Through a shell only to set umask 077 first (exec keeps the pid): the files DynamoDB Local
+  // writes in dataDir are its owner's alone, whatever the developer's umask.
   const child = spawn(
-    'java',
+    'sh',
     [
+      '-c',
+      'umask 077 && exec "$0" "$@"',
+      'java',
       `-Djava.library.path=${join(release, 'DynamoDBLocal_lib')}`,
       '-cp',
       [join(release, 'DynamoDBLocal.jar'), classes].join(delimiter),

@@ -94,6 +94,16 @@ export class GatewayResponseStream extends LambdaResponseStream {
     else res.once('close', gone);
   }
 
+  /**
+   * A stream the function ends with an error (a list cut mid-stream) aborts its client's
+   * connection, as API Gateway does: the client sees the answer fail, and the socket is not left
+   * open without an end.
+   */
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void) {
+    if (error !== null && !this.res.writableFinished) this.res.destroy();
+    callback(error);
+  }
+
   protected deliver(bytes: Buffer, done: (error?: Error | null) => void) {
     const body = this.res.headersSent ? bytes : this.sendHead(bytes);
     if (body.length === 0) done();

@@ -56,23 +56,59 @@ const answerClientError = (error: Error & { code?: string; rawPacket?: Buffer; b
   socket.end(answer);
 };
 
-/** The HTTP server in front of the gateway (./gateway.ts), calling `onRequest` for each request it accepts. */
-export const createGatewayServer = (onRequest: (req: IncomingMessage, res: ServerResponse) => void, bounds: ClientBounds): Server => {
-  const server = createServer(
-    {
-      // API Gateway's quota on the request line and headers together (10240 bytes).
-      maxHeaderSize: maxRequestHeadBytes,
-      // Checked by the gateway (./gateway.ts), so that the answer is an Error record.
-      requireHostHeader: false,
-      headersTimeout: bounds.headersTimeoutMs,
-      requestTimeout: bounds.requestTimeoutMs,
-      keepAliveTimeout: bounds.idleTimeoutMs,
-      // How often Node checks the two timeouts above (default 30 s, which would triple a short one).
-      connectionsCheckingInterval: Math.min(1_000, bounds.headersTimeoutMs),
+/**
+ * The connection cap, fair to honest clients: a connection beyond `maxConnections` closes the
+ * one whose request head has been incomplete the longest (an idle keep-alive connection waits for
+ * its next head too), not the newcomer; only when every other connection has a request under way
+ * is the newcomer closed. A client holding partial heads thus loses its oldest socket to each new
+ * one, and the header timeout ends the rest.
+ */
+const capConnections = (server: Server, maxConnections: number) => {
+  /** Each open connection, and since when it has waited for a whole request head (undefined: a request is under way). */
+  const heads = new Map<Socket, number | undefined>();
+  server.on('connection', (socket: Socket) => {
+    heads.set(socket, performance.now());
+    socket.once('close', () => heads.delete(socket));
+    if (heads.size <= maxConnections) return;
+    let oldest: Socket = socket;
+    let since = Number.POSITIVE_INFINITY;
+    for (const [candidate, waitingSince] of heads) {
+      if (waitingSince !== undefined && waitingSince < since && candidate !== socket) [oldest, since] = [candidate, waitingSince];
+    }
+    heads.delete(oldest);
+    oldest.destroy();
+  });
+  return {
+    /** A whole head arrived: the connection has a request under way until its answer is sent. */
+    requestStarted: (req: IncomingMessage, res: ServerResponse) => {
+      const socket = req.socket;
+      if (heads.has(socket)) heads.set(socket, undefined);
+      res.once('finish', () => {
+        if (heads.has(socket)) heads.set(socket, performance.now());
+      });
     },
-    onRequest,
-  );
-  server.maxConnections = bounds.maxConnections;
+  };
+};
+
+/** The HTTP server in front of the gateway (./gateway.ts), calling `onRequest` for each request it accepts. */
+export const createGatewayServer = (handleRequest: (req: IncomingMessage, res: ServerResponse) => void, bounds: ClientBounds): Server => {
+  const server = createServer({
+    // API Gateway's quota on the request line and headers together (10240 bytes).
+    maxHeaderSize: maxRequestHeadBytes,
+    // Checked by the gateway (./gateway.ts), so that the answer is an Error record.
+    requireHostHeader: false,
+    headersTimeout: bounds.headersTimeoutMs,
+    requestTimeout: bounds.requestTimeoutMs,
+    keepAliveTimeout: bounds.idleTimeoutMs,
+    // How often Node checks the two timeouts above (default 30 s, which would triple a short one).
+    connectionsCheckingInterval: Math.min(1_000, bounds.headersTimeoutMs),
+  });
+  const cap = capConnections(server, bounds.maxConnections);
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    cap.requestStarted(req, res);
+    handleRequest(req, res);
+  };
+  server.on('request', onRequest);
   // `100 Continue` is sent by the gateway once the key is accepted, not by Node on arrival.
   server.on('checkContinue', onRequest);
   // `Expect` other than 100-continue: Node would answer a bare 417; RFC 9110 §10.1.1 lets a server ignore it.

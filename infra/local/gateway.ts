@@ -66,21 +66,27 @@ export type GatewayOptions = {
  * What one client may hold of the local gateway (docs/operating.md#reliability; docs/decisions.md, "Issue 20").
  * API Gateway documents none of these for REST APIs; its documented bounds (10240 bytes of request
  * line and headers, 10 MB of body, 29 s of integration) set their scale: a request must be whole
- * within the 30 s a cancel could take at most, its head within 10 s.
+ * within the 30 s a cancel could take at most, its head within 3 s (an honest client sends it at once).
  */
 export type ClientBounds = {
-  /** From the connection (or the end of the previous answer) to the end of the request's headers. */
+  /**
+   * From the connection (or the end of the previous answer) to the end of the request's headers:
+   * short, since an honest client sends its head (at most 10240 bytes) at once.
+   */
   readonly headersTimeoutMs: number;
   /** From the connection (or the end of the previous answer) to the end of the request's body. */
   readonly requestTimeoutMs: number;
   /** A keep-alive connection with no request under way is closed after this long. */
   readonly idleTimeoutMs: number;
-  /** Connections open at once; further ones are closed as soon as they are accepted. */
+  /**
+   * Connections open at once; one more closes the connection whose request head has been
+   * incomplete the longest (./gateway-server.ts), or the newcomer when every other has a request under way.
+   */
   readonly maxConnections: number;
 };
 
 export const clientBounds: ClientBounds = {
-  headersTimeoutMs: 10_000,
+  headersTimeoutMs: 3_000,
   requestTimeoutMs: 30_000,
   idleTimeoutMs: 5_000,
   maxConnections: 256,
@@ -287,8 +293,10 @@ const invokeRoute = async (gateway: GatewayState, route: Route, event: APIGatewa
   if (fn.reservedConcurrency !== undefined && running >= fn.reservedConcurrency)
     return sendGatewayResponse(res, requestId, 'INTEGRATION_FAILURE');
   gateway.running.set(fn, running + 1);
-  // The slot is free once the answer is complete (its function has nothing left to do but return)
-  // or the invocation has ended, whichever comes first: a client's next request never races it.
+  // The slot is free once the answer is complete (its function has nothing left to do but return),
+  // its client is gone (a write to a closed stream never completes: middy's end() of an Error
+  // record would wait for the function's timeout) or the invocation has ended, whichever comes
+  // first: a client's next request never races it.
   let released = false;
   const release = () => {
     if (released) return;
@@ -296,6 +304,7 @@ const invokeRoute = async (gateway: GatewayState, route: Route, event: APIGatewa
     gateway.running.set(fn, gateway.running.get(fn)! - 1);
   };
   res.once('finish', release);
+  res.once('close', release);
   try {
     await invokeFunction(fn, route, event, res);
   } finally {

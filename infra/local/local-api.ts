@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import { routes as defaultRoutes, type Route } from '../../shared/routes.ts';
 import { type FunctionName, type FunctionSettings, functionEnvironment, functionSettings } from '../function-settings.ts';
-import { type FunctionStage, localStage } from '../stage-config.ts';
+import { type FunctionStage, listSlotProblems, localStage } from '../stage-config.ts';
 import { type Gateway, startGateway } from './gateway.ts';
 import { type Authorizer, installLambdaStreamingGlobals, type LambdaHandler } from './lambda-runtime.ts';
 import { createRateLimiter, type LocalLimits } from './rate-limits.ts';
@@ -41,6 +41,9 @@ const developerOverrides = ['POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_METRICS_DISABLED
  */
 export const startLocalApi = async (options: LocalApiOptions): Promise<Gateway> => {
   const stage = options.stage ?? localStage;
+  // The rule the deployed stages are built under holds here too: no key can take every list slot.
+  const slotProblems = listSlotProblems(stage);
+  if (slotProblems.length > 0) throw new Error(`the local stage's list slots: ${slotProblems.join('; ')}`);
   const routes = options.routes ?? defaultRoutes;
   const settingsOf = (name: string): FunctionSettings => {
     const settings = (functionSettings as Record<string, FunctionSettings>)[name] ?? options.extraFunctions?.[name];

@@ -4,9 +4,9 @@
  */
 import { once } from 'node:events';
 import { constants } from 'node:fs';
-import { access, mkdir, stat } from 'node:fs/promises';
+import { access, chmod, mkdir, readdir, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 
 /**
  * The directory the user ran the command in. npm runs scripts from the package root and
@@ -55,12 +55,25 @@ export const reservePort = async (port: number): Promise<{ release(): Promise<vo
  * working directory of its own (inside its npm package) and refuses a folder that does not
  * exist, so it only ever gets an existing, absolute path. Returns that path.
  */
+/**
+ * DATA_DIR holds key hashes (unsalted SHA-256: a weak key can be guessed offline), usage
+ * identifiers and orders: only its owner may enter it (0700), and what it already holds (a
+ * database from an earlier run) is made the owner's alone (0600). DynamoDB Local writes its files
+ * there with umask 077 (./dynamodb-local.ts).
+ */
+const makePrivate = async (path: string) => {
+  await chmod(path, 0o700);
+  for (const entry of await readdir(path, { withFileTypes: true })) {
+    if (entry.isFile()) await chmod(join(path, entry.name), 0o600);
+  }
+};
+
 export const prepareDataDir = async (dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<string> => {
   const path = callerPath(dataDir, env);
   const existing = await stat(path).catch(() => undefined);
   if (existing !== undefined && !existing.isDirectory()) throw new Error(`DATA_DIR ${path} is not a folder; point DATA_DIR at a folder`);
   try {
-    await mkdir(path, { recursive: true });
+    await mkdir(path, { recursive: true, mode: 0o700 });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
     const reason = code === 'ENOTDIR' || code === 'EEXIST' ? 'a part of the path is a file' : code;
@@ -69,5 +82,6 @@ export const prepareDataDir = async (dataDir: string, env: NodeJS.ProcessEnv = p
   await access(path, constants.W_OK).catch((error: unknown) => {
     throw new Error(`DATA_DIR ${path} is not writable; point DATA_DIR at a folder you can write to`, { cause: error });
   });
+  await makePrivate(path);
   return path;
 };

@@ -86,4 +86,19 @@ describe('the per-key bound on lists running at once (a lease per running list)'
       await small.close();
     }
   });
+
+  it("refuses to start a local stage where one key's lists could take every list slot", async () => {
+    const greedy = { ...localStage, listReservedConcurrency: 1 };
+    await expect(startTestApi([], { stage: greedy })).rejects.toThrow(/another key's list still has a slot/);
+  });
+
+  it("leaves a list slot for another key while one key runs all the lists its tier allows (npm start's own tiers)", async () => {
+    const { key: busyKey, item } = await createApiKey(api.apiKeys, { name: 'busy', prefix: 'so_test_', tier: 'standard' });
+    const { key: otherKey } = await createApiKey(api.apiKeys, { name: 'other', prefix: 'so_test_', tier: 'standard' });
+    // The busy key's list runs (its lease held); the local stage's own tier lets it run no more.
+    await holdLease(item.keyId, inAMinute());
+    expect((await request(api.url, 'GET', '/store/orders', { Authorization: `Bearer ${busyKey}` })).status).toBe(429);
+    expect((await request(api.url, 'GET', '/store/orders', { Authorization: `Bearer ${otherKey}` })).status).toBe(200);
+    expect((localStage.tiers.standard as Tier).concurrentLists).toBeLessThan(localStage.listReservedConcurrency);
+  });
 });

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -230,6 +230,9 @@ describe('npm start', () => {
     // DynamoDB Local's database file, where the user asked for it (a restart reads it back).
     expect(existsSync(join(caller, 'nested/data/shared-local-instance.db'))).toBe(true);
     expect(existsSync(join(repoRoot, 'nested'))).toBe(false);
+    // Private: key hashes, usage identifiers and orders are the owner's alone.
+    expect((await stat(join(caller, 'nested/data'))).mode & 0o777).toBe(0o700);
+    expect((await stat(join(caller, 'nested/data/shared-local-instance.db'))).mode & 0o077).toBe(0);
   });
 
   it('refuses a DATA_DIR that is a file, naming the path, when run as `npm start` from another directory', async () => {

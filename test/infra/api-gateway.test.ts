@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { serviceName, stages, tierNames, tierProblems } from '../../infra/stage-config.ts';
+import { listSlotProblems, localStage, serviceName, stages, tierNames, tierProblems, unlimitedTier } from '../../infra/stage-config.ts';
 import { accessLogFormat } from '../../infra/cdk/api-gateway.ts';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
@@ -412,9 +412,22 @@ describe('the tier check', () => {
       "tier high's list (6/s, burst 1) exceeds tier high's own (5/s, burst 10)",
       "tier high's list (6/s, burst 1) exceeds the stage's list throttling (2/s, burst 4)",
       "tier high's daily quota must be a whole number of at least 1",
-      "tier high's concurrent lists must be a whole number from 1 to the stage's list concurrency (5)",
+      "tier high's concurrent lists must be a whole number from 1 to one less than the stage's list concurrency (5), so that another key's list still has a slot",
       'the default tier premium is not one of the tiers',
     ]);
+  });
+
+  it("refuses a tier whose lists would take every one of the stage's list slots, on every stage, the local one included", () => {
+    const tiers = { ...base.tiers, standard: { ...base.tiers.standard, concurrentLists: base.listReservedConcurrency } };
+    expect(tierProblems({ ...base, tiers })).toEqual([
+      `tier standard's concurrent lists must be a whole number from 1 to one less than the stage's list concurrency (${base.listReservedConcurrency}), so that another key's list still has a slot`,
+    ]);
+    for (const name of stageNames) expect(listSlotProblems(stages[name])).toEqual([]);
+    // Locally: every tier a key can be in leaves a slot for another key.
+    expect(listSlotProblems(localStage)).toEqual([]);
+    for (const tier of Object.values(localStage.tiers))
+      if (tier !== unlimitedTier) expect(tier.concurrentLists).toBeLessThan(localStage.listReservedConcurrency);
+    expect(listSlotProblems({ ...localStage, listReservedConcurrency: 1 })).toHaveLength(tierNames.length);
   });
 
   it('stops a synth whose stage config breaks it, naming the stage and the problem', () => {

@@ -72,4 +72,28 @@ describe('DynamoDB Local as the tests and npm start run it', () => {
     expect(listTables.status).toBe(200);
     expect(listTables.headers['access-control-allow-origin']).toBeUndefined();
   });
+
+  it('refuses a request addressed to any other host name (DNS rebinding): only 127.0.0.1 and localhost on its port are served', async () => {
+    const port = new URL(dynamoDbEndpoint()).port;
+    const putItem = (host: string) =>
+      send(
+        'POST',
+        {
+          Host: host,
+          'Content-Type': 'application/x-amz-json-1.0',
+          'X-Amz-Target': 'DynamoDB_20120810.ListTables',
+          Authorization: 'AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+        },
+        '{}',
+      );
+    for (const host of [
+      `rebind.attacker.example:${port}`,
+      'rebind.attacker.example',
+      `127.0.0.1`,
+      `127.0.0.1:${Number(port) + 1}`,
+      `[::1]:${port}`,
+    ])
+      expect((await putItem(host)).status, host).toBe(403);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) expect((await putItem(host)).status, host).toBe(200);
+  });
 });

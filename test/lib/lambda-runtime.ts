@@ -29,6 +29,10 @@ export type Invocation = {
   readonly event: unknown;
   /** A streamed answer's client that takes the first write (the prelude and first bytes), then nothing more. */
   readonly clientStops?: boolean;
+  /** A streamed answer whose client left before the function began: the response stream is already destroyed. */
+  readonly clientGone?: boolean;
+  /** A streamed answer's client that takes this many bytes per second (each write acknowledged once it would have been read). */
+  readonly clientBytesPerSecond?: number;
 };
 
 export type Plan = {
@@ -52,13 +56,17 @@ class CollectedStream extends LambdaResponseStream {
   readonly chunks: Buffer[] = [];
   /** `clientStops`: the first write is never acknowledged and nothing more is buffered, as for a client that stopped reading. */
   private readonly clientStops: boolean;
-  constructor(clientStops = false) {
+  private readonly bytesPerSecond: number | undefined;
+  constructor(clientStops = false, bytesPerSecond?: number) {
     super(clientStops ? { highWaterMark: 1 } : {});
     this.clientStops = clientStops;
+    this.bytesPerSecond = bytesPerSecond;
   }
   protected deliver(bytes: Buffer, done: () => void) {
     this.chunks.push(bytes);
-    if (!this.clientStops) done();
+    if (this.clientStops) return;
+    if (this.bytesPerSecond === undefined) done();
+    else setTimeout(done, (bytes.length / this.bytesPerSecond) * 1000);
   }
   protected finish(done: () => void) {
     done();
@@ -82,8 +90,9 @@ const run = async (plan: Plan): Promise<Outcome[]> => {
   const handler = module[exportName] as LambdaHandler;
   const fn = { name: plan.functionName, memorySize: plan.memorySize, timeoutSeconds: plan.timeoutSeconds };
   const outcomes: Outcome[] = [];
-  for (const { name, requestId, event, clientStops } of plan.invocations) {
-    const stream = new CollectedStream(clientStops);
+  for (const { name, requestId, event, clientStops, clientGone, clientBytesPerSecond } of plan.invocations) {
+    const stream = new CollectedStream(clientStops, clientBytesPerSecond);
+    if (clientGone) stream.destroy();
     const streamed = (error?: string): Outcome => {
       const { prelude, body } = stream.decode();
       return { name, outcome: 'streamed', prelude, body: body.toString('base64'), ...(error === undefined ? {} : { error }) };

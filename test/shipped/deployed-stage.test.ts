@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ApiSite, matchRoute, proxyEvent } from '../../infra/local/proxy-event.ts';
 import { serviceName, stages } from '../../infra/stage-config.ts';
@@ -82,6 +82,8 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
   const usageKey = 'a1'.repeat(32);
   const revokedUsageKey = 'b2'.repeat(32);
   const runs: Record<string, Run> = {};
+  let leasesAfterRuns: () => Promise<Record<string, unknown>[]>;
+  let slowLeases: () => Promise<Record<string, unknown>[]>;
   const requestIds: Record<string, { requestId: string; operation: string }> = {};
 
   /** A function of the stage as the template configures it, with its table names pointing at the test's tables. */
@@ -137,6 +139,34 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     runs.listStalled = runBundle(deployed(list, names, { ...endpoint, LIST_STALL_SECONDS: '1' }), [
       { ...http('list-stalled', 'GET', '/store/orders'), clientStops: true },
     ]);
+    // Clients gone before the function began: each response stream is already destroyed when the
+    // body is piped into it. The key's leases all come back (the list after them lists).
+    runs.listGone = runBundle(deployed(list, names, endpoint), [
+      ...Array.from({ length: config.tiers[config.defaultTier].concurrentLists }, (_, i) => ({
+        ...http(`list-gone-${i}`, 'GET', '/store/orders'),
+        clientGone: true,
+      })),
+      http('list-after-gone', 'GET', '/store/orders'),
+    ]);
+    leasesAfterRuns = async () => (await tables.client.send(new ScanCommand({ TableName: tables.listLeases.tableName }))).Items ?? [];
+    // A client that keeps reading, at 150,000 bytes/s, below the minimum rate: its list of 3,000
+    // orders (Scan pages of 1,000, about 100 KB each) is cut once it has waited LIST_STALL_SECONDS (shortened) for it.
+    const slowTables = await createTestTables(
+      Array.from({ length: 3_000 }, (_, i) => order(String(10_000 + i), 'pending', { petId: String(i), quantity: '1', complete: false })),
+    );
+    runs.listSlow = runBundle(
+      deployed(
+        list,
+        {
+          [logicalId(s, s.ordersTable)]: slowTables.orders.tableName,
+          [logicalId(s, s.apiKeysTable)]: slowTables.apiKeys.tableName,
+          [logicalId(s, s.listLeasesTable)]: slowTables.listLeases.tableName,
+        },
+        { ...endpoint, LIST_STALL_SECONDS: '1' },
+      ),
+      [{ ...http('list-slow', 'GET', '/store/orders'), clientBytesPerSecond: 150_000 }],
+    );
+    slowLeases = async () => (await slowTables.client.send(new ScanCommand({ TableName: slowTables.listLeases.tableName }))).Items ?? [];
     runs.cancel = runBundle(deployed(cancel, names, endpoint), [
       http('cancel', 'DELETE', '/store/orders/1'),
       http('cancel-again', 'DELETE', '/store/orders/1'),
@@ -212,6 +242,27 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     }[];
     expect(counted).toHaveLength(1);
     expect(Date.parse(String(cut[0]!.timestamp)) - counted[0]!._aws.Timestamp).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('gives every lease back, whichever way its list ended (whole, cut, its client gone before the first byte)', async () => {
+    for (let i = 0; i < config.tiers[config.defaultTier].concurrentLists; i++)
+      expect(outcome('listGone', `list-gone-${i}`)).toMatchObject({ outcome: 'streamed' });
+    expect(outcome('listGone', 'list-after-gone')).toMatchObject({ outcome: 'streamed', prelude: { statusCode: 200 } });
+    expect(await leasesAfterRuns()).toEqual([]);
+  });
+
+  it('cuts a list whose client reads below the minimum rate, logs and counts it, and gives its lease back', async () => {
+    const slow = outcome('listSlow', 'list-slow') as Extract<Outcome, { outcome: 'streamed' }>;
+    expect(slow).toMatchObject({
+      prelude: { statusCode: 200 },
+      error: expect.stringMatching(/^the client took \d+ bytes\/s, below 200000$/),
+    });
+    const cut = runs.listSlow!.lines.filter((line) => line.message === 'list cut: the client reads too slowly');
+    expect(cut).toHaveLength(1);
+    expect(cut[0]).toMatchObject({ minBytesPerSecond: 200_000, bytesPerSecond: expect.any(Number) });
+    expect(cut[0]!.bytesPerSecond as number).toBeLessThan(200_000);
+    expect(runs.listSlow!.lines.filter((line) => '_aws' in line && 'StalledListsCut' in line)).toHaveLength(1);
+    expect(await slowLeases()).toEqual([]);
   });
 
   it("returns a valid key's usage identifier (never the key) and tier, and nothing that grants access for a revoked key", () => {
