@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, operationContracts } from '../../infra/openapi/document.ts';
-import { routes as serviceRoutes } from '../../shared/routes.ts';
+import { resourcePath, routes as serviceRoutes } from '../../shared/routes.ts';
 import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
 import { deprecatedFunction, deprecatedRoute } from '../fixtures/deprecated-route.ts';
 import { request, startTestApi } from '../lib/local-api.ts';
@@ -9,7 +9,7 @@ import { request, startTestApi } from '../lib/local-api.ts';
 const routes = [...serviceRoutes, deprecatedRoute];
 
 const document = buildOpenApiDocument(routes, { ...operationContracts, [deprecatedRoute.operation]: deprecatedContract });
-const legacy = document.paths?.[deprecatedRoute.path]?.get;
+const legacy = document.paths?.[resourcePath(deprecatedRoute)]?.get;
 
 describe('a deprecated route', () => {
   let api: Awaited<ReturnType<typeof startTestApi>>;
@@ -19,7 +19,7 @@ describe('a deprecated route', () => {
   afterAll(() => api?.close());
 
   it('is in the route table the service is built from', () => {
-    expect(routes.map((route) => route.operation)).toEqual(['listOrders', 'cancelOrder', 'listOrdersLegacy']);
+    expect(routes.map((route) => route.operation)).toEqual(['listOrders', 'cancelOrder', 'listOrdersPaged', 'listOrdersLegacy']);
   });
 
   it('answers with Deprecation (RFC 9745), Sunset (RFC 8594) and a successor Link', async () => {
@@ -55,7 +55,7 @@ describe('a deprecated route', () => {
     expect(ok.headers.Link?.required).toBe(true);
     const unauthorized = legacy?.responses?.['401'] as { headers: Record<string, { required: boolean }> };
     expect(unauthorized.headers.Deprecation?.required).toBe(false);
-    for (const path of ['/store/orders', '/store/orders/{orderId}']) {
+    for (const path of serviceRoutes.map(resourcePath)) {
       for (const operation of Object.values(document.paths?.[path] ?? {})) expect(operation).not.toHaveProperty('deprecated');
     }
   });

@@ -3,6 +3,7 @@ import { accessSync, constants, existsSync, readdirSync, readFileSync, writeFile
 import { delimiter, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
+import { routes } from '../../shared/routes.ts';
 import { accountStackName } from '../../infra/cdk/store-orders-account-stack.ts';
 import { repoRoot, tempDir } from '../lib/cdk.ts';
 
@@ -109,9 +110,9 @@ describe('npx cdk synth', () => {
     expectEnvironmentAgnostic(assembly, ['us-east-1']);
     for (const config of Object.values(stages)) {
       const stackTemplate = JSON.parse(assembly.templates[config.stackName]!);
-      // The three functions of the service and the pre-traffic hook.
+      // The service's functions (one per route, and the authorizer) and the pre-traffic hook.
       expect(Object.values(stackTemplate.Resources).filter((r) => (r as { Type: string }).Type === 'AWS::Lambda::Function')).toHaveLength(
-        4,
+        routes.length + 2,
       );
     }
     expect(existsSync(join(outdir, 'validation-report.json'))).toBe(true);

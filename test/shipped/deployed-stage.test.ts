@@ -181,7 +181,12 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
         ...requestEvent(stage, `api-${stage}-${name}`, 'GET', '/store/orders'),
         queryStringParameters: query,
       });
-    runs.paged = runBundle(deployed(paged, names, endpoint), [page('page', null), page('page-invalid', { pageSize: '0' })]);
+    // A status filter reads the status index (Query): its call metrics are what the dashboard's Query graphs read.
+    runs.paged = runBundle(deployed(paged, names, endpoint), [
+      page('page', null),
+      page('page-pending', { status: 'pending' }),
+      page('page-invalid', { pageSize: '0' }),
+    ]);
     runs.cancelDown = runBundle(deployed(cancel, names, down), [http('cancel-down', 'DELETE', '/store/orders/3')]);
   }, 120_000);
 
@@ -230,6 +235,11 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     expect(JSON.parse(page.value!.body!)).toEqual({ orders: expect.any(Array) });
     expect(JSON.parse(page.value!.body!).orders).toHaveLength(4);
     expect(status('paged', 'page-invalid')).toBe(400);
+    const pending = outcome('paged', 'page-pending') as { value?: { statusCode?: number; body?: string } };
+    expect(pending.value?.statusCode).toBe(200);
+    const pendingOrders = (JSON.parse(pending.value!.body!) as { orders: { status?: string }[] }).orders;
+    expect(pendingOrders.length).toBeGreaterThan(0);
+    expect(pendingOrders.every((entry) => entry.status === 'pending')).toBe(true);
     expect((outcome('listDown', 'list-down') as Extract<Outcome, { outcome: 'streamed' }>).prelude).toMatchObject({ statusCode: 503 });
     // Cut, not ended: its client must see a broken stream, never a list that looks whole.
     const stalled = outcome('listStalled', 'list-stalled') as Extract<Outcome, { outcome: 'streamed' }>;

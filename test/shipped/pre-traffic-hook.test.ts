@@ -177,7 +177,7 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
       expect(value.failed[0]).toBe('list');
       for (const line of value.lines.slice(3))
         expect(line).toMatch(
-          /^(PASS {2}cancel of |FAIL {2}cancel of .*: (not started: the checks reached their deadline|no answer before the deadline)$)/,
+          /^(PASS {2}(v2 page|cancel of )|FAIL {2}(v2 page|cancel of .*): (not started: the checks reached their deadline|no answer before the deadline)$)/,
         );
       expect(value.lines).toContainEqual(
         expect.stringMatching(/^FAIL {2}list: still busy at the deadline after \d+ tries \(last: throttled by Lambda\)$/),
