@@ -1,9 +1,11 @@
 /**
  * `npm run preflight`: each check passing and failing against AWS APIs mocked with
  * aws-sdk-client-mock (no local server exists for STS, SSM, Lambda's account settings, API
- * Gateway's account, CloudFormation or SNS).
+ * Gateway's account, CloudFormation or SNS), and CloudWatch's DescribeAlarms over the wire, from
+ * the local fake (../lib/fake-aws.ts).
  */
 import { APIGatewayClient, GetAccountCommand } from '@aws-sdk/client-api-gateway';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { CloudFormationClient, DescribeStacksCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
 import { GetAccountSettingsCommand, GetFunctionConcurrencyCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -11,7 +13,7 @@ import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns'
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   minimumBootstrapVersion,
   type PreflightClients,
@@ -23,12 +25,27 @@ import { stages } from '../../infra/stage-config.ts';
 import { evaluate } from '../lib/iam.ts';
 import { accounts, permissionsPolicy, pipelineRole, region as pipelineRegion } from '../lib/pipeline-policies.ts';
 import { synthApp } from '../lib/cdk.ts';
+import { startFakeAws } from '../lib/fake-aws.ts';
 
 const account = '123456789012';
 const region = 'eu-west-1';
 const config = stages.production;
 // Synthesized once, at load (not within a test's timeout), as the other infra tests do.
-const bootstrapVersionRule = synthApp().template('production').toJSON().Rules.CheckBootstrapVersion;
+const productionTemplate = synthApp().template('production').toJSON();
+const bootstrapVersionRule = productionTemplate.Rules.CheckBootstrapVersion;
+type Resource = { Type: string; Properties: Record<string, unknown> };
+const resources = productionTemplate.Resources as Record<string, Resource>;
+/** The alarms production's CodeDeploy deployment groups watch, by name, read from the template. */
+const deploymentGroupAlarms = [
+  ...new Set(
+    Object.values(resources)
+      .filter((resource) => resource.Type === 'AWS::CodeDeploy::DeploymentGroup')
+      .flatMap((group) => (group.Properties.AlarmConfiguration as { Alarms: { Name: { Ref: string } }[] }).Alarms)
+      .map(({ Name }) => resources[Name.Ref]!.Properties.AlarmName as string),
+  ),
+];
+const fake = await startFakeAws();
+afterAll(() => fake.close());
 const topicArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-AlarmTopic`;
 
 const sts = mockClient(STSClient);
@@ -46,6 +63,11 @@ const clients: PreflightClients = {
   apiGateway: new APIGatewayClient({ region }),
   sns: new SNSClient({ region }),
   secrets: new SecretsManagerClient({ region }),
+  cloudWatch: new CloudWatchClient({
+    region,
+    endpoint: fake.endpoints.AWS_ENDPOINT_URL_CLOUDWATCH,
+    credentials: { accessKeyId: 'fake', secretAccessKey: 'fake' },
+  }),
 };
 
 const awsError = (name: string, message: string) => Object.assign(new Error(message), { name });
@@ -54,6 +76,15 @@ const missingStack = (stackName: string) => awsError('ValidationError', `Stack w
 /** An account ready for its second production deploy: every check passes. */
 beforeEach(() => {
   for (const mock of [sts, ssm, cloudFormation, lambda, apiGateway, sns, secrets]) mock.reset();
+  fake.alarms.clear();
+  fake.alarmQueries.length = 0;
+  for (const [index, name] of deploymentGroupAlarms.entries())
+    fake.alarms.set(
+      name,
+      index % 2 === 0
+        ? { state: 'OK', reason: 'Threshold Crossed' }
+        : { state: 'INSUFFICIENT_DATA', reason: 'Unchecked: Initial alarm creation' },
+    );
   secrets.on(DescribeSecretCommand, { SecretId: 'store-orders/production/canary-key' }).resolves({
     ARN: `arn:aws:secretsmanager:${region}:${account}:secret:store-orders/production/canary-key-AbCdEf`,
     Name: 'store-orders/production/canary-key',
@@ -104,6 +135,7 @@ describe('npm run preflight', () => {
       ['API Gateway logging role', true],
       ['alarm delivery', true],
       ['canary key', true],
+      ['guard alarms', true],
     ]);
     expect(results[0]?.message).toBe(`the deploy goes to account ${account}, region ${region}`);
     expect(report('production', results)).toContain('All checks passed.');
@@ -134,6 +166,51 @@ describe('npm run preflight', () => {
     it("reads only the secret's metadata, never its value", async () => {
       await run();
       expect(secrets.calls().map((call) => call.args[0].constructor.name)).toEqual(['DescribeSecretCommand']);
+    });
+  });
+
+  describe('guard alarms', () => {
+    it('asks CloudWatch for exactly the alarms the deployment groups watch', async () => {
+      expect(deploymentGroupAlarms.length).toBeGreaterThan(3);
+      await run();
+      expect(fake.alarmQueries.map((names) => [...names].sort())).toEqual([[...deploymentGroupAlarms].sort()]);
+    });
+
+    it('passes on OK and INSUFFICIENT_DATA, naming each state', async () => {
+      const found = await result('guard alarms');
+      expect(found).toMatchObject({ ok: true, message: expect.stringContaining(`${deploymentGroupAlarms[0]} OK`) });
+      expect(found?.message).toContain(`${deploymentGroupAlarms[1]} INSUFFICIENT_DATA`);
+    });
+
+    it('fails naming each alarm in ALARM with its reason, and the way out', async () => {
+      const [first, second] = deploymentGroupAlarms as [string, string];
+      fake.alarms.set(first, { state: 'ALARM', reason: 'Threshold Crossed: 1 datapoint [3.0] was greater than the threshold (1.0).' });
+      fake.alarms.set(second, { state: 'ALARM', reason: 'Threshold Crossed: 2 datapoints were greater than the threshold (0.0).' });
+      const found = await result('guard alarms');
+      expect(found).toMatchObject({
+        ok: false,
+        message: `2 of the ${deploymentGroupAlarms.length} guard alarms in ALARM, so CodeDeploy would roll every deploy of production back: ${first} (Threshold Crossed: 1 datapoint [3.0] was greater than the threshold (1.0).); ${second} (Threshold Crossed: 2 datapoints were greater than the threshold (0.0).)`,
+        fix: expect.stringContaining('ignoreDeploymentAlarms=true'),
+      });
+      expect(report('production', [found!])).toContain(`FAIL guard alarms: 2 of the`);
+    });
+
+    it('passes when no guard alarm exists yet (a first deploy), saying so', async () => {
+      fake.alarms.clear();
+      expect(await result('guard alarms')).toEqual({
+        check: 'guard alarms',
+        ok: true,
+        message: `none of the ${deploymentGroupAlarms.length} guard alarms exists yet (a first deploy creates them)`,
+      });
+    });
+
+    it('names the guard alarms a deploy will add, beside the states of those that exist', async () => {
+      const added = deploymentGroupAlarms.at(-1)!;
+      fake.alarms.delete(added);
+      expect(await result('guard alarms')).toMatchObject({
+        ok: true,
+        message: expect.stringMatching(new RegExp(`not created yet \\(this deploy adds them\\): ${added}$`)),
+      });
     });
   });
 
@@ -313,6 +390,10 @@ describe("the pipeline's deploy identity may make every call the preflight makes
       action: 'secretsmanager:DescribeSecret',
       resource: `arn:aws:secretsmanager:${pipelineRegion}:${accounts[stage]}:secret:${SecretId}-AbCdEf`,
     }),
+    DescribeAlarmsCommand: ({ AlarmName }) => ({
+      action: 'cloudwatch:DescribeAlarms',
+      resource: `arn:aws:cloudwatch:${pipelineRegion}:${accounts[stage]}:alarm:${AlarmName}`,
+    }),
     ListSubscriptionsByTopicCommand: () => ({
       action: 'sns:ListSubscriptionsByTopic',
       resource: `arn:aws:sns:${pipelineRegion}:${accounts[stage]}:StoreOrders-production-MonitoringAlarmTopicD5C0A1B2-Xy12Ab34Cd56`,
@@ -321,9 +402,14 @@ describe("the pipeline's deploy identity may make every call the preflight makes
 
   it('allows each of them, in the stage account, by the policy docs/deploying.md gives (docs/pipeline)', async () => {
     await runPreflight(stages[stage], clients, { region: pipelineRegion, qualifier: 'hnb659fds' });
-    const commands = [sts, ssm, cloudFormation, lambda, apiGateway, sns, secrets].flatMap((mock) =>
-      mock.calls().map((call) => call.args[0] as unknown as { constructor: { name: string }; input: Record<string, string> }),
-    );
+    const commands = [
+      ...[sts, ssm, cloudFormation, lambda, apiGateway, sns, secrets].flatMap((mock) =>
+        mock.calls().map((call) => call.args[0] as unknown as { constructor: { name: string }; input: Record<string, string> }),
+      ),
+      // DescribeAlarms went to the fake over the wire: IAM authorizes it on each alarm it names.
+      ...fake.alarmQueries.flat().map((AlarmName) => ({ constructor: { name: 'DescribeAlarmsCommand' }, input: { AlarmName } })),
+    ];
+    expect(fake.alarmQueries.flat()).toHaveLength(deploymentGroupAlarms.length);
     expect(commands.length).toBeGreaterThan(5);
     const verdicts = await Promise.all(
       commands.map(async (command) => {

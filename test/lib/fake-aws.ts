@@ -2,7 +2,9 @@
  * The AWS APIs the pre-traffic hook and the canary call that have no local server, on one HTTP
  * port, as their wire protocols define them: Lambda's Invoke and InvokeWithResponseStream (REST
  * JSON, the stream as an AWS event stream), CodeDeploy's PutLifecycleEventHookExecutionStatus and
- * Secrets Manager's GetSecretValue (JSON 1.1). An invocation runs the function's shipped bundle on
+ * Secrets Manager's GetSecretValue (JSON 1.1), CloudWatch's DescribeAlarms (JSON 1.0, the protocol
+ * the SDK's CloudWatch client speaks; metric alarms by name, an unknown name left out as CloudWatch
+ * leaves it out). An invocation runs the function's shipped bundle on
  * the runtime stand-in (./bundles.ts), as Lambda would. A function given a reserved concurrency
  * (`concurrency`) is throttled past it as Lambda throttles: 429 TooManyRequestsException, reason
  * ReservedFunctionConcurrentInvocationLimitExceeded. SDK clients reach it through the
@@ -15,6 +17,8 @@ import type { AddressInfo } from 'node:net';
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { type DeployedFunction, runBundleAsync } from './bundles.ts';
 import type { Outcome } from './lambda-runtime.ts';
+
+export type FakeAlarm = { readonly state: 'OK' | 'ALARM' | 'INSUFFICIENT_DATA'; readonly reason: string };
 
 export type HookReport = { deploymentId: string; lifecycleEventHookExecutionId: string; status: string };
 
@@ -81,6 +85,9 @@ export const startFakeAws = async () => {
   /** Function (version) ARN → the bundle that answers for it. */
   const functions = new Map<string, DeployedFunction>();
   const secrets = new Map<string, string>();
+  /** Metric alarm name → its state; and the alarm names of each DescribeAlarms call, in order. */
+  const alarms = new Map<string, FakeAlarm>();
+  const alarmQueries: string[][] = [];
   const reports: HookReport[] = [];
   const invoked: string[] = [];
   /** Function (version) ARN → its reserved concurrency: invocations past it are throttled. */
@@ -92,6 +99,24 @@ export const startFakeAws = async () => {
 
   const json = (res: ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.1' }).end(JSON.stringify(body));
+
+  const describeAlarms = ({ AlarmNames = [] }: { AlarmNames?: string[] }, res: ServerResponse) => {
+    alarmQueries.push(AlarmNames);
+    const MetricAlarms = AlarmNames.flatMap((name) => {
+      const alarm = alarms.get(name);
+      if (alarm === undefined) return [];
+      return [
+        {
+          AlarmName: name,
+          AlarmArn: `arn:aws:cloudwatch:us-east-1:123456789012:alarm:${name}`,
+          StateValue: alarm.state,
+          StateReason: alarm.reason,
+          StateUpdatedTimestamp: Date.now() / 1000,
+        },
+      ];
+    });
+    return res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ MetricAlarms, CompositeAlarms: [] }));
+  };
 
   const server = createServer(async (req, res) => {
     const body = await readBody(req);
@@ -121,6 +146,8 @@ export const startFakeAws = async () => {
         running.set(arn, running.get(arn)! - 1);
       }
     }
+    if (req.headers['x-amz-target'] === 'GraniteServiceVersion20100801.DescribeAlarms')
+      return describeAlarms(JSON.parse(body || '{}'), res);
     const input = JSON.parse(body || '{}') as Record<string, string>;
     switch (req.headers['x-amz-target']) {
       case 'CodeDeploy_20141006.PutLifecycleEventHookExecutionStatus':
@@ -154,13 +181,20 @@ export const startFakeAws = async () => {
   return {
     functions,
     secrets,
+    alarms,
+    alarmQueries,
     reports,
     invoked,
     concurrency,
     throttled,
     events,
-    /** The variables that send the SDK's Lambda, CodeDeploy and Secrets Manager calls here. */
-    endpoints: { AWS_ENDPOINT_URL_LAMBDA: url, AWS_ENDPOINT_URL_CODEDEPLOY: url, AWS_ENDPOINT_URL_SECRETS_MANAGER: url },
+    /** The variables that send the SDK's Lambda, CodeDeploy, Secrets Manager and CloudWatch calls here. */
+    endpoints: {
+      AWS_ENDPOINT_URL_LAMBDA: url,
+      AWS_ENDPOINT_URL_CODEDEPLOY: url,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: url,
+      AWS_ENDPOINT_URL_CLOUDWATCH: url,
+    },
     close: () => (server.closeAllConnections(), server.close()),
   };
 };
