@@ -73,6 +73,9 @@ describe('the secrets scan', () => {
     let captured = '';
     beforeAll(async () => {
       for (const [name, value] of Object.entries(logEverything)) vi.stubEnv(name, value);
+      // The shared logger reads those switches when its module is first evaluated, and this file's
+      // own imports (the test tables' DynamoDB client) already evaluated it: the handlers get fresh ones.
+      vi.resetModules();
       const capture = (stream: NodeJS.WriteStream) => {
         const write = stream.write.bind(stream);
         vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {

@@ -9,6 +9,7 @@ import { BatchWriteCommand, NumberValue, ScanCommand } from '@aws-sdk/lib-dynamo
 import { putOrders } from '../../infra/local/seed.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canaryKeySecretName, canaryTier } from '../../shared/canary-key.ts';
+import { cursorSecretName } from '../../shared/cursor-keys.ts';
 import { acquireListLease, releaseListLease } from '../../shared/list-leases.ts';
 import { stages } from '../../infra/stage-config.ts';
 import type { StoreFunction } from '../../infra/cdk/store-function.ts';
@@ -61,12 +62,18 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
     fake = await startFakeAws();
     canaryKeyId = created.item.keyId;
     fake.secrets.set(canaryKeySecretName(config.stage), JSON.stringify({ key: canaryKey, keyId: created.item.keyId, usageIdentifierKey }));
+    // The v2 list seals a cursor once the store holds more than a page, with the stage's cursor keys.
+    fake.secrets.set(cursorSecretName(config.stage), JSON.stringify({ current: 'pre-traffic-cursor-key-0123456789abcdef' }));
     const names = {
       [logicalId(s, s.ordersTable)]: tables.orders.tableName,
       [logicalId(s, s.apiKeysTable)]: tables.apiKeys.tableName,
       [logicalId(s, s.listLeasesTable)]: tables.listLeases.tableName,
     };
-    const endpoint = { DYNAMODB_ENDPOINT: dynamoDbEndpoint() };
+    // The v2 list reads its cursor keys from Secrets Manager: the local endpoint answers for it.
+    const endpoint = {
+      DYNAMODB_ENDPOINT: dynamoDbEndpoint(),
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: fake.endpoints.AWS_ENDPOINT_URL_SECRETS_MANAGER,
+    };
     const deployed = (fn: StoreFunction) => deployedFunction(t, outdir, logicalId(s, fn.function), names, endpoint);
     functions = {
       authorizer: deployed(s.authorizerFunction),
