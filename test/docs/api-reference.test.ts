@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { routes } from '../../shared/routes.ts';
+import { resourcePath, routes } from '../../shared/routes.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 const installCommand = 'apt-get update && apt-get install -y chromium';
@@ -63,8 +63,12 @@ describe('npm run docs', () => {
     const dom = renderedDom(chromium, out);
     for (const route of routes) {
       expect(dom, `${route.operation} rendered`).toContain(`id="operation/${route.operation}"`);
-      expect(dom).toMatch(new RegExp(`<h2[^>]*>(<a[^>]*></a>)?${route.summary}\\s*</h2>`));
+      // A summary is text, not a pattern: the v2 summary holds parentheses.
+      const summary = route.summary.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      expect(dom).toMatch(new RegExp(`<h2[^>]*>(<a[^>]*></a>)?${summary}\\s*</h2>`));
     }
-    expect(dom).toContain('http://127.0.0.1:3000/v1');
+    // The server is the stage root; each path carries its version (/v1, /v2).
+    expect(dom).toContain('http://127.0.0.1:3000');
+    for (const route of routes) expect(dom, `${route.operation}'s path shown`).toContain(resourcePath(route));
   });
 });
