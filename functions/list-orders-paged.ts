@@ -7,9 +7,9 @@ import { callDeadline, createDocumentClient } from '../shared/dynamo.ts';
 import { apiError } from '../shared/errors.ts';
 import { httpMiddleware } from '../shared/http.ts';
 import { type ListQuery, matches, pageSource, parseListQuery, queryBinding } from '../shared/list-query.ts';
-import { logger, metricNames, metrics } from '../shared/observability.ts';
+import { logger, reportInvalidStoredOrder } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
-import { type InvalidItemReport, readOrderPage } from '../shared/orders-repository.ts';
+import { readOrderPage } from '../shared/orders-repository.ts';
 import { routeOf } from '../shared/routes.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
@@ -26,11 +26,6 @@ const route = routeOf('listOrdersPaged');
 
 /** The parameters a cursor is bound to, and pageSize: what the Link to the next page repeats. */
 const linkedParameters = ['pageSize', 'status', 'shipDateFrom', 'shipDateTo', 'part', 'parts'] as const;
-
-const reportInvalid = (report: InvalidItemReport) => {
-  metrics.addMetric(metricNames.invalidStoredOrders, 'Count', 1);
-  logger.warn('stored order breaks the table contract', { ...report });
-};
 
 /** The start key of the request's cursor; a cursor no key opens makes the keys be read again once (a rotation). */
 const startKeyOf = async (query: ListQuery): Promise<StartKey | undefined> => {
@@ -82,7 +77,7 @@ const listPage = async (event: APIGatewayProxyEvent, context: Context): Promise<
     limit: query.pageSize,
     startKey,
     deadline: callDeadline(context),
-    onInvalid: reportInvalid,
+    onInvalid: reportInvalidStoredOrder,
   });
   const listed = page.orders.filter((order) => matches(query, order));
   const nextCursor =

@@ -7,10 +7,10 @@ import { functionEnv, readConfig } from '../shared/config.ts';
 import { callDeadline, type Deadline, createDocumentClient } from '../shared/dynamo.ts';
 import { apiError, listTooLargeMessage } from '../shared/errors.ts';
 import { acceptsGzip, header, httpMiddleware } from '../shared/http.ts';
-import { flushMetrics, logger, metricNames, metrics } from '../shared/observability.ts';
+import { flushMetrics, logger, metricNames, metrics, reportInvalidStoredOrder } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
 import { acquireListLease, type ListLease, releaseListLease } from '../shared/list-leases.ts';
-import { approximateItemCount, type InvalidItemReport, scanOrderPages } from '../shared/orders-repository.ts';
+import { approximateItemCount, scanOrderPages } from '../shared/orders-repository.ts';
 import { routeOf } from '../shared/routes.ts';
 import type { Order } from '../shared/schemas.ts';
 
@@ -47,11 +47,6 @@ const checkListFits = async (gzip: boolean, deadline: Deadline) => {
     'list_too_large',
     listTooLargeMessage(itemCount.value, gzip, { plain: config.LIST_MAX_ORDERS, gzip: config.LIST_MAX_ORDERS_GZIP }),
   );
-};
-
-const reportInvalid = (report: InvalidItemReport) => {
-  metrics.addMetric(metricNames.invalidStoredOrders, 'Count', 1);
-  logger.warn('stored order breaks the table contract', { ...report });
 };
 
 /**
@@ -248,7 +243,7 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
       scanOrderPages(orders, {
         segments: config.SCAN_SEGMENTS,
         pageSize: config.SCAN_PAGE_SIZE,
-        onInvalid: reportInvalid,
+        onInvalid: reportInvalidStoredOrder,
         // Each Scan page has its own deadline: a hang mid-list cuts the stream within seconds.
         deadline,
       }),

@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { MiddlewareObj } from '@middy/core';
+import type { InvalidItemReport } from './orders-repository.ts';
 
 /**
  * One structured JSON logger per function process. No service name here: constructor options
@@ -52,3 +53,9 @@ export const flushMetrics = () => {
  * starts (saved query `cold-starts-and-memory`), and each custom metric has a monthly price.
  */
 export const metricsMiddleware = (): MiddlewareObj => ({ after: flushMetrics, onError: flushMetrics });
+
+/** What a list does with a stored order that breaks the table contract: counted and logged, never fatal. */
+export const reportInvalidStoredOrder = (report: InvalidItemReport) => {
+  metrics.addMetric(metricNames.invalidStoredOrders, 'Count', 1);
+  logger.warn('stored order breaks the table contract', { ...report });
+};
