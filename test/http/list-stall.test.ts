@@ -170,11 +170,12 @@ describe('a list whose client reads below the minimum rate (npm start, LIST_STAL
     const { socket, first } = await pausedList(port);
     let isClosed = false;
     socket.once('close', () => (isClosed = true));
-    // About 100 KB/s, half the minimum: 10 KB every 100 ms, for as long as the connection lasts (a minute at most).
+    // About 50 KB/s, a quarter of the minimum (slower than DynamoDB Local yields the list even on a busy
+    // machine, so the list waits for its client): 5 KB every 100 ms, for as long as the connection lasts (a minute at most).
     const chunks: Buffer[] = [first];
     const started = Date.now();
     while (!isClosed && Date.now() - started < 60_000) {
-      const chunk = (socket.read(10_240) as Buffer | null) ?? (socket.read() as Buffer | null);
+      const chunk = (socket.read(5_120) as Buffer | null) ?? (socket.read() as Buffer | null);
       if (chunk !== null) chunks.push(chunk);
       await sleep(100);
     }
