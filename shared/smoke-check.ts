@@ -118,12 +118,13 @@ const orderAsText = (order: ClientOrder): unknown => {
 /** Every order is a valid Order (and has `status` when given), or a failure naming the first that is not. */
 const checkOrders = (orders: ClientOrder[], status?: string) => {
   const invalid = orders.findIndex((order) => !orderSchema.safeParse(orderAsText(order)).success);
-  if (invalid >= 0) fail(`order ${invalid} is not a valid Order: ${describe(orders[invalid])}`);
+  if (invalid >= 0) fail(`order ${invalid} is not a valid Order: ${shown(orders[invalid])}`);
   const other = orders.find((order) => status !== undefined && order.status !== status);
   if (other !== undefined) fail(`asked for ${status} orders, got order ${other.id} with status ${String(other.status)}`);
 };
 
-const describe = (order: unknown) =>
+/** An order as JSON, bigints marked with n, cut to 200 characters. */
+const shown = (order: unknown) =>
   JSON.stringify(order, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value)).slice(0, 200);
 
 /** The v1 list streams valid orders (read whole, or its first `listBytes`), through `listOrders()`. */
