@@ -174,6 +174,10 @@ describe('npm run smoke', () => {
       status: 2,
       output: expect.stringContaining('must end in /v1'),
     });
+    expect(await smoke(['--base-url', service.url!, '--no-such-option'])).toMatchObject({
+      status: 2,
+      output: expect.stringContaining('Usage:'),
+    });
     expect(await smoke(['--base-url', service.url!, '--timeout-ms', '0'])).toMatchObject({
       status: 2,
       output: expect.stringContaining('--timeout-ms must be a positive whole number'),
