@@ -191,8 +191,9 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
 };
 
 /**
- * The synthetic client's tier (npm run keys -- canary), the same on every stage: five requests a
- * minute, two of them lists, and the pre-traffic hook.
+ * The synthetic client's tier (npm run keys -- canary), the same on every stage: seven requests a
+ * minute, two of them v1 lists and two v2 pages (a burst above 5 is answered 429 with Retry-After: 1,
+ * which the smoke check waits out), and the pre-traffic hook.
  */
 const canaryTier: Tier = {
   throttling: { rateLimit: 2, burstLimit: 5 },
@@ -246,7 +247,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       listFirstByteP99Ms: 4000,
       functionErrors: 5,
       authFailures: 100,
-      // The canary alone makes 5 requests a minute, one a deliberate wrong key (20%): a broken authorizer makes it 100%.
+      // The canary alone makes 7 requests a minute, one a deliberate wrong key (14%): a broken authorizer makes it 100%.
       refusedShare: { percent: 50, minRequests: 5 },
       slo: {
         availabilityPercent: 99.5,
