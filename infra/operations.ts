@@ -22,7 +22,7 @@ export type TableAccess = {
   readonly orders?: readonly string[];
   readonly apiKeys?: readonly string[];
   readonly listLeases?: readonly string[];
-  /** The orders table's status index (shared/orders-repository.ts `statusIndex`), granted on its own ARN. */
+  /** The orders table's status index (shared/status-index.ts `statusIndex`), granted on its own ARN. */
   readonly ordersStatusIndex?: readonly string[];
 };
 

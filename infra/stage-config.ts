@@ -144,6 +144,12 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
   readonly logRemovalPolicy: 'destroy' | 'retain';
   /** Both tables: removal policy and deletion protection. */
   readonly data: { readonly removalPolicy: DataRemovalPolicy; readonly deletionProtection: boolean };
+  /**
+   * Whether the orders table has the v2 status filter's index (infra/cdk/status-index.ts). Adding it
+   * to a table that holds orders must be a deploy of its own: `false` for the release that brings v2
+   * (filtered pages answer 503 until the index is ACTIVE), then `true` alone (docs/deploying.md#the-status-index).
+   */
+  readonly ordersStatusIndex: boolean;
   readonly alarms: {
     /** Subscribed to the stage's alarm topic when set (the address must confirm the subscription). */
     readonly email?: string;
@@ -239,6 +245,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     logRemovalPolicy: 'destroy',
     // No deletion protection: tearing staging down completely includes deleting its retained tables by hand.
     data: { removalPolicy: 'retain-except-on-create', deletionProtection: false },
+    ordersStatusIndex: false,
     alarms: {
       serverErrorRatePercent: 5,
       serverErrorMinRequests: 50,
@@ -295,6 +302,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     logRetentionDays: 365,
     logRemovalPolicy: 'retain',
     data: { removalPolicy: 'retain', deletionProtection: true },
+    ordersStatusIndex: false,
     alarms: {
       serverErrorRatePercent: 1,
       serverErrorMinRequests: 200,
