@@ -74,6 +74,10 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
     cell: (c) => yesNo(c.requireUsageKey),
     shows: ['requireUsageKey'],
   },
+  'the orders table has the status index ([deployed alone](#the-status-index))': {
+    cell: (c) => yesNo(c.ordersStatusIndex),
+    shows: ['ordersStatusIndex'],
+  },
   'alarm e-mail, custom domain': {
     // "none", possibly followed by how to set them; a stage that sets either must name it.
     cell: (c) =>
