@@ -165,6 +165,8 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
     readonly cancelP99LatencyMs: number;
     /** p99 time to the list's first byte (the function's ListFirstByte) in ms, in three of five 1-minute periods. */
     readonly listFirstByteP99Ms: number;
+    /** p99 latency of a v2 list page (API Gateway's, GET /v2/store/orders) in ms, in three of five 1-minute periods (docs/decisions.md#v2-list-access-paths). */
+    readonly pagedListP99LatencyMs: number;
     /** Failed invocations of one function in 5 minutes (errors the function did not turn into a response). */
     readonly functionErrors: number;
     /** Refused keys (AuthFailures) in 5 minutes: a leaked or revoked key in use, or a broken client. */
@@ -251,6 +253,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       serverErrorMinRequests: 50,
       cancelP99LatencyMs: 3000,
       listFirstByteP99Ms: 4000,
+      pagedListP99LatencyMs: 4000,
       functionErrors: 5,
       authFailures: 100,
       // The canary alone makes 5 requests a minute, one a deliberate wrong key (20%): a broken authorizer makes it 100%.
@@ -308,6 +311,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       serverErrorMinRequests: 200,
       cancelP99LatencyMs: 1500,
       listFirstByteP99Ms: 2000,
+      pagedListP99LatencyMs: 2000,
       functionErrors: 1,
       authFailures: 50,
       refusedShare: { percent: 50, minRequests: 20 },
