@@ -3,6 +3,7 @@ import { NumberValue, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { callDeadline, type Deadline, type TableRef, toServiceError } from './dynamo.ts';
 import { type Order, orderStatus, storedOrderSchema } from './schemas.ts';
+import { statusIndex } from './status-index.ts';
 
 /** What listing does with an item another system stored in a shape the contract forbids. */
 export type InvalidItemReport = { id: unknown; fields: string[]; dropped: 'fields' | 'item' };
@@ -97,13 +98,6 @@ export async function* scanOrderPages(table: TableRef, options: ScanOptions = {}
     await Promise.all(scanners.map((scanner) => scanner.return(undefined).catch(() => undefined)));
   }
 }
-
-/** The orders table's index on `status` (infra/cdk/store-orders-stack.ts, infra/local/tables.ts): what a status filter reads. */
-export const statusIndex = {
-  name: 'status-index',
-  partitionKey: 'status',
-  projected: ['petId', 'quantity', 'shipDate', 'complete'],
-} as const;
 
 /**
  * Where one page of a read comes from: the whole table (optionally one parallel Scan segment of
