@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
 import { routes } from '../../shared/routes.ts';
 import { accountStackName } from '../../infra/cdk/store-orders-account-stack.ts';
@@ -38,7 +38,7 @@ if (!cfnLint) {
   );
 }
 
-/** How long one `cdk synth` may run before it is taken for hung: a hang bound (one takes ~1 min alone, several under two suites at once, three at once here). */
+/** How long one `cdk synth` may run before it is taken for hung: a hang bound (one takes ~1 min alone, several under two suites at once). */
 const synthHangMs = 900_000;
 
 /**
@@ -101,38 +101,11 @@ const expectEnvironmentAgnostic = ({ manifest, templates }: Awaited<ReturnType<t
   }
 };
 
-/** Starts `synthesize` now; the returned promise is awaited by a test later (a failure before then is not unhandled). */
-const started = (synth: Promise<Awaited<ReturnType<typeof synthesize>>>) => {
-  synth.catch(() => undefined);
-  return synth;
-};
-
 describe('npx cdk synth', () => {
   const outdir = tempDir('store-orders-synth-');
-  const pipelineOutdir = tempDir('store-orders-synth-');
-  const engineerOutdir = tempDir('store-orders-synth-');
-  const profileDir = tempDir('store-orders-profile-');
-  // The three synths run at once, each test awaiting its own: they are child processes, so they
-  // share the cores, and the file takes as long as the slowest synth instead of the sum of three.
-  let plain: ReturnType<typeof synthesize>;
-  let pipeline: ReturnType<typeof synthesize>;
-  let engineer: ReturnType<typeof synthesize>;
-  beforeAll(() => {
-    plain = started(synthesize(withoutAws(), outdir));
-    // The pipeline: no credentials, the environment's region in AWS_REGION (the deploy job's credentials decide later).
-    pipeline = started(
-      synthesize({ ...withoutAws(), AWS_REGION: 'eu-west-1', AWS_DEFAULT_REGION: 'eu-west-1' }, pipelineOutdir, accountStackName),
-    );
-    // An engineer: a named profile with its region in ~/.aws/config (no credentials needed for synth).
-    const config = join(profileDir, 'config');
-    writeFileSync(config, '[profile store-orders-test]\nregion = ap-southeast-2\n');
-    engineer = started(
-      synthesize({ ...withoutAws(), AWS_CONFIG_FILE: config, AWS_PROFILE: 'store-orders-test' }, engineerOutdir, accountStackName),
-    );
-  });
 
   it('synthesizes both stacks with no AWS credentials and no region, environment-agnostic', { timeout: 960_000 }, async () => {
-    const assembly = await plain;
+    const assembly = await synthesize(withoutAws(), outdir);
     // The CLI falls back to us-east-1 for CDK_DEFAULT_REGION here: it must not reach the assembly.
     expectEnvironmentAgnostic(assembly, ['us-east-1']);
     for (const config of Object.values(stages)) {
@@ -145,38 +118,48 @@ describe('npx cdk synth', () => {
     expect(existsSync(join(outdir, 'validation-report.json'))).toBe(true);
   });
 
+  // The pipeline: no credentials, the environment's region in AWS_REGION (the deploy job's credentials decide later).
   it('stays environment-agnostic with a region in the environment, as the pipeline synthesizes', { timeout: 960_000 }, async () => {
-    expectEnvironmentAgnostic(await pipeline, ['eu-west-1', 'us-east-1']);
+    const assembly = await synthesize(
+      { ...withoutAws(), AWS_REGION: 'eu-west-1', AWS_DEFAULT_REGION: 'eu-west-1' },
+      tempDir('store-orders-synth-'),
+      accountStackName,
+    );
+    expectEnvironmentAgnostic(assembly, ['eu-west-1', 'us-east-1']);
   });
 
+  // An engineer: a named profile with its region in ~/.aws/config (no credentials needed for synth).
   it("stays environment-agnostic under a profile with a region, as an engineer's shell synthesizes", { timeout: 960_000 }, async () => {
-    expectEnvironmentAgnostic(await engineer, ['ap-southeast-2', 'us-east-1']);
+    const dir = tempDir('store-orders-profile-');
+    const config = join(dir, 'config');
+    writeFileSync(config, '[profile store-orders-test]\nregion = ap-southeast-2\n');
+    const assembly = await synthesize(
+      { ...withoutAws(), AWS_CONFIG_FILE: config, AWS_PROFILE: 'store-orders-test' },
+      tempDir('store-orders-synth-'),
+      accountStackName,
+    );
+    expectEnvironmentAgnostic(assembly, ['ap-southeast-2', 'us-east-1']);
   });
 
   // Catches what CloudFormation would refuse at deploy time, e.g. a circular dependency between
   // resources, which neither the CDK nor a template test notices. Ignored checks: .cfnlintrc.yaml.
-  it.runIf(cfnLint)(
-    'writes templates that cfn-lint passes: no errors, no warnings but the explained ones',
-    { timeout: 960_000 },
-    async () => {
-      await plain;
-      const templates = readdirSync(outdir).filter((file) => file.endsWith('.template.json'));
-      expect(templates.sort()).toEqual([
-        'StoreOrders-account.template.json',
-        'StoreOrders-production.template.json',
-        'StoreOrders-staging.template.json',
-      ]);
-      const result = spawnSync(
-        'cfn-lint',
-        ['--config-file', join(repoRoot, '.cfnlintrc.yaml'), ...templates.map((file) => join(outdir, file))],
-        {
-          encoding: 'utf8',
-        },
-      );
-      expect(result.stdout + result.stderr).toBe('');
-      expect(result.status).toBe(0);
-    },
-  );
+  it.runIf(cfnLint)('writes templates that cfn-lint passes: no errors, no warnings but the explained ones', { timeout: 960_000 }, () => {
+    const templates = readdirSync(outdir).filter((file) => file.endsWith('.template.json'));
+    expect(templates.sort()).toEqual([
+      'StoreOrders-account.template.json',
+      'StoreOrders-production.template.json',
+      'StoreOrders-staging.template.json',
+    ]);
+    const result = spawnSync(
+      'cfn-lint',
+      ['--config-file', join(repoRoot, '.cfnlintrc.yaml'), ...templates.map((file) => join(outdir, file))],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(result.stdout + result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
 });
 
 /**
