@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 const withDynamoDbLocal = { globalSetup: ['test/global-setup.ts'] };
 
 /** One project per folder of test/, so each runs alone: `npm run test:<name>` (`vitest run --project <name>`). */
-const group = (name: string, extra: { globalSetup?: string[] } = {}) => ({
+const group = (name: string, extra: { globalSetup?: string[]; isolate?: boolean } = {}) => ({
   test: { name, include: [`test/${name}/**/*.test.ts`], ...extra },
 });
 
@@ -16,7 +16,9 @@ export default defineConfig({
       group('unit'),
       group('integration', withDynamoDbLocal),
       group('http', withDynamoDbLocal),
-      group('infra'),
+      // Unisolated: the files a worker runs share one synthesized app (test/lib/cdk.ts, sharedApp),
+      // instead of a synth per file, most of each file's time.
+      group('infra', { isolate: false }),
       group('shipped', withDynamoDbLocal),
       group('docs'),
       group('client', withDynamoDbLocal),

@@ -52,7 +52,8 @@ export type StoreOrdersErrorDetails = {
 
 /** Every error the client throws (abort and timeout aside). */
 export class StoreOrdersError extends Error {
-  override name = 'StoreOrdersError';
+  /** The class's name from `subclassNames` (the nearest one for a subclass of a subclass). */
+  override name: string = nameOf(this.constructor);
   readonly code: ErrorCode;
   /** The HTTP status; 0 when no answer was received or it could not be read. */
   readonly status: number;
@@ -71,52 +72,31 @@ export class StoreOrdersError extends Error {
 }
 
 /** 400: `bad_request`, `invalid_order_id`, `invalid_query_parameter` (the message names the parameter). */
-export class BadRequestError extends StoreOrdersError {
-  override name = 'BadRequestError';
-}
+export class BadRequestError extends StoreOrdersError {}
 /** 400 on a v2 page: `invalid_cursor`, `cursor_expired`, `cursor_mismatch`. Start the read again without the cursor. */
-export class InvalidCursorError extends BadRequestError {
-  override name = 'InvalidCursorError';
-}
+export class InvalidCursorError extends BadRequestError {}
 /** 401 `unauthorized`: the key is missing, unknown or revoked. */
-export class UnauthorizedError extends StoreOrdersError {
-  override name = 'UnauthorizedError';
-}
+export class UnauthorizedError extends StoreOrdersError {}
 /** 404: `order_not_found`, or `route_not_found` (a base URL that is not the API's). */
-export class NotFoundError extends StoreOrdersError {
-  override name = 'NotFoundError';
-}
+export class NotFoundError extends StoreOrdersError {}
 /** 406 `list_too_large`: the v1 list cannot carry the store; page through v2 instead. */
-export class ListTooLargeError extends StoreOrdersError {
-  override name = 'ListTooLargeError';
-}
+export class ListTooLargeError extends StoreOrdersError {}
 /** 409: `order_already_shipped`, `order_not_cancellable`. */
-export class ConflictError extends StoreOrdersError {
-  override name = 'ConflictError';
-}
+export class ConflictError extends StoreOrdersError {}
 /** 429 `too_many_requests`, after the client's retries (or one whose `Retry-After` was past the deadline). */
-export class TooManyRequestsError extends StoreOrdersError {
-  override name = 'TooManyRequestsError';
-}
+export class TooManyRequestsError extends StoreOrdersError {}
 /** 500 `internal_error`. */
-export class InternalServerError extends StoreOrdersError {
-  override name = 'InternalServerError';
-}
+export class InternalServerError extends StoreOrdersError {}
 /** 503 `service_unavailable`, 504 `gateway_timeout`, after the client's retries. */
-export class ServiceUnavailableError extends StoreOrdersError {
-  override name = 'ServiceUnavailableError';
-}
+export class ServiceUnavailableError extends StoreOrdersError {}
 /** No answer: the connection failed on every attempt (`client_connection_failed`). */
-export class ConnectionError extends StoreOrdersError {
-  override name = 'ConnectionError';
-}
+export class ConnectionError extends StoreOrdersError {}
 /**
  * `client_response_cut`: the v1 list stopped before its closing `]` (the service cuts the
  * connection when reading fails mid-list). The orders already yielded are real, but not all of
  * them: read again from the start, or page through v2 to resume.
  */
 export class ResponseCutError extends StoreOrdersError {
-  override name = 'ResponseCutError';
   /** Orders yielded before the cut. */
   readonly ordersRead: number;
   constructor(details: StoreOrdersErrorDetails & { ordersRead: number }) {
@@ -125,24 +105,61 @@ export class ResponseCutError extends StoreOrdersError {
   }
 }
 /** `client_invalid_response`: the answer is not what the contract says (not JSON, not an Error record, an order without an id). */
-export class InvalidResponseError extends StoreOrdersError {
-  override name = 'InvalidResponseError';
+export class InvalidResponseError extends StoreOrdersError {}
+
+/**
+ * Each class's `name`, taken from its key here: a property name survives a minifier, a class's
+ * own name may not. A class missing here is named after its nearest ancestor.
+ */
+const subclassNames: ReadonlyMap<unknown, string> = new Map(
+  Object.entries({
+    StoreOrdersError,
+    BadRequestError,
+    InvalidCursorError,
+    UnauthorizedError,
+    NotFoundError,
+    ListTooLargeError,
+    ConflictError,
+    TooManyRequestsError,
+    InternalServerError,
+    ServiceUnavailableError,
+    ConnectionError,
+    ResponseCutError,
+    InvalidResponseError,
+  }).map(([name, subclass]) => [subclass, name]),
+);
+
+function nameOf(subclass: unknown): string {
+  for (let known = subclass; known !== null && known !== undefined; known = Object.getPrototypeOf(known)) {
+    const name = subclassNames.get(known);
+    if (name !== undefined) return name;
+  }
+  return 'StoreOrdersError';
 }
 
-const cursorCodes: ReadonlySet<string> = new Set(['invalid_cursor', 'cursor_expired', 'cursor_mismatch']);
+/** The subclass for each status the service answers with. */
+const byStatus: ReadonlyMap<number, typeof StoreOrdersError> = new Map([
+  [400, BadRequestError],
+  [401, UnauthorizedError],
+  [404, NotFoundError],
+  [406, ListTooLargeError],
+  [409, ConflictError],
+  [429, TooManyRequestsError],
+  [500, InternalServerError],
+  [503, ServiceUnavailableError],
+  [504, ServiceUnavailableError],
+]);
+
+/** Codes whose subclass narrows their status's (used only when it does: a subclass of it). */
+const byCode: ReadonlyMap<string, typeof StoreOrdersError> = new Map<ServiceErrorCode, typeof StoreOrdersError>([
+  ['invalid_cursor', InvalidCursorError],
+  ['cursor_expired', InvalidCursorError],
+  ['cursor_mismatch', InvalidCursorError],
+]);
 
 /** The subclass for an Error record of this status and code. */
 export const errorClassFor = (status: number, code: string): typeof StoreOrdersError => {
-  if (status === 400) return cursorCodes.has(code) ? InvalidCursorError : BadRequestError;
-  const byStatus: Record<number, typeof StoreOrdersError> = {
-    401: UnauthorizedError,
-    404: NotFoundError,
-    406: ListTooLargeError,
-    409: ConflictError,
-    429: TooManyRequestsError,
-    500: InternalServerError,
-    503: ServiceUnavailableError,
-    504: ServiceUnavailableError,
-  };
-  return byStatus[status] ?? StoreOrdersError;
+  const ofStatus = byStatus.get(status) ?? StoreOrdersError;
+  const ofCode = byCode.get(code);
+  return ofCode !== undefined && ofCode.prototype instanceof ofStatus ? ofCode : ofStatus;
 };

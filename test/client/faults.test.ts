@@ -4,62 +4,20 @@
  * a list cut mid-stream is reported, never a short list; 503 is retried after Retry-After; 500 is
  * not.
  */
-import {
-  CreateTableCommand,
-  DescribeTableCommand,
-  ProvisionedThroughputExceededException,
-  ResourceInUseException,
-} from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, NumberValue, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, NumberValue, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { InternalServerError, type Order, ResponseCutError, ServiceUnavailableError, StoreOrdersClient } from '../../client/src/index.ts';
-import type { Gateway } from '../../infra/local/gateway.ts';
-import { startLocalApi } from '../../infra/local/local-api.ts';
-import { localStage } from '../../infra/stage-config.ts';
-import { hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
 import { readAll, recordingFetch } from '../lib/client.ts';
+import { mockedDynamoDbApi } from '../lib/mocked-dynamodb.ts';
 
-const dynamo = mockClient(DynamoDBDocumentClient);
 const key = 'so_test_client-faults-key-0000000000';
-let api: Gateway;
+// The authorizer cache off, so a failing authorizer is seen at once.
+const { dynamo, url } = mockedDynamoDbApi(key, { authorizerCacheTtlSeconds: 0 });
 const slowDown = () => new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: {} });
 
-beforeEach(() => {
-  const keyHash = hashApiKey(key);
-  dynamo.reset();
-  // The developer's key, as npm start registers it: a usage identifier, no limits.
-  const item = {
-    keyHash,
-    keyId: keyIdOf(keyHash),
-    name: 'test',
-    createdAt: '2026-01-01T00:00:00Z',
-    tier: 'unlimited',
-    usageKey: 'c3'.repeat(32),
-  };
-  dynamo.on(GetCommand).resolves({ Item: item });
-  dynamo.on(DescribeTableCommand).resolves({ Table: { ItemCount: 2 } });
-});
-beforeAll(async () => {
-  dynamo.on(CreateTableCommand).rejects(new ResourceInUseException({ message: 'exists', $metadata: {} }));
-  api = await startLocalApi({
-    port: 0,
-    dynamoDbEndpoint: 'http://127.0.0.1:9',
-    ordersTable: 'orders',
-    apiKeysTable: 'api-keys',
-    listLeasesTable: 'list-leases',
-    // One segment, so the page order is known: the first page streams, the second fails.
-    // The authorizer cache off, so a failing authorizer is seen at once.
-    stage: { ...localStage, scanSegments: 1, authorizerCacheTtlSeconds: 0 },
-  });
-});
-afterAll(async () => {
-  await api.close();
-  dynamo.restore();
-});
-
 const clientWith = (fetcher?: typeof fetch) =>
-  new StoreOrdersClient({ baseUrl: api.url, apiKey: key, ...(fetcher ? { fetch: fetcher } : {}) });
+  new StoreOrdersClient({ baseUrl: url(), apiKey: key, ...(fetcher ? { fetch: fetcher } : {}) });
 
 describe('the client when the service fails', () => {
   it('reports a list cut after its first page as ResponseCutError after the orders that arrived', async () => {

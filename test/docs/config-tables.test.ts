@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { localStage, type StageConfig, stages, unlimitedTier } from '../../infra/stage-config.ts';
-import { repoRoot, stageNames, synthApp } from '../lib/cdk.ts';
+import { repoRoot, stageNames, sharedApp } from '../lib/cdk.ts';
 import { tableRows } from '../lib/markdown.ts';
 
 const page = (name: string) => readFileSync(join(repoRoot, 'docs', name), 'utf8');
@@ -160,7 +160,7 @@ describe('the tier table (docs/api.md)', () => {
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
-const { template } = synthApp();
+const { template } = sharedApp();
 
 describe.each(stageNames)('docs/operating.md against the %s template', (stage) => {
   const resources = template(stage).toJSON().Resources as Resources;

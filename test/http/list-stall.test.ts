@@ -3,6 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localStage } from '../../infra/stage-config.ts';
+import { createApiKey } from '../../infra/ops/key-store.ts';
 import { errorRecord } from '../../shared/errors.ts';
 import { type ServiceProcess, startServiceProcess, stopServiceProcess } from '../lib/service-process.ts';
 import { createTestTables, dynamoDbEndpoint, order, request } from '../lib/local-api.ts';
@@ -42,26 +43,42 @@ const drain = async ({ socket, first }: { socket: Socket; first: Buffer }): Prom
   return Buffer.concat(chunks).toString('latin1');
 };
 
+/** `npm start` on the shared tables, judging its lists over windows of `stallSeconds`. */
+const startService = (tables: Awaited<ReturnType<typeof createTestTables>>, stallSeconds: number) =>
+  startServiceProcess('npm', {
+    DYNAMODB_ENDPOINT: dynamoDbEndpoint(),
+    ORDERS_TABLE: tables.orders.tableName,
+    API_KEYS_TABLE: tables.apiKeys.tableName,
+    LIST_LEASES_TABLE: tables.listLeases.tableName,
+    STORE_API_KEY: key,
+    LIST_STALL_SECONDS: String(stallSeconds),
+    POWERTOOLS_LOG_LEVEL: 'INFO',
+    POWERTOOLS_METRICS_DISABLED: 'false',
+  });
+
+// Both services on one seeded store, started together: seeding and starting are most of this
+// file's time. The developer's key takes no lease, and each service has its own list slots.
+let stalls: ServiceProcess;
+let slowReads: ServiceProcess;
+beforeAll(async () => {
+  const tables = await createTestTables(fatOrders);
+  // Registered before either start, so neither start races the other to register it.
+  await createApiKey(tables.apiKeys, { name: 'local (STORE_API_KEY)', prefix: '', key, tier: localStage.developerKeyTier });
+  // Eight seconds of waiting per judgement for the slow reader: a Scan page (about 200 KB here) is
+  // taken well within it at half the minimum rate.
+  [stalls, slowReads] = await Promise.all([startService(tables, 1), startService(tables, 8)]);
+  for (const service of [stalls, slowReads]) expect(service.url, service.output()).toBeDefined();
+}, 180_000);
+afterAll(async () => {
+  await Promise.all([stalls, slowReads].filter((service) => service?.exitCode === undefined).map((service) => stopServiceProcess(service)));
+});
+
 describe('a list whose client stops reading (npm start, LIST_STALL_SECONDS=1)', () => {
   let service: ServiceProcess;
   let port: number;
-  beforeAll(async () => {
-    const tables = await createTestTables(fatOrders);
-    service = await startServiceProcess('npm', {
-      DYNAMODB_ENDPOINT: dynamoDbEndpoint(),
-      ORDERS_TABLE: tables.orders.tableName,
-      API_KEYS_TABLE: tables.apiKeys.tableName,
-      LIST_LEASES_TABLE: tables.listLeases.tableName,
-      STORE_API_KEY: key,
-      LIST_STALL_SECONDS: '1',
-      POWERTOOLS_LOG_LEVEL: 'INFO',
-      POWERTOOLS_METRICS_DISABLED: 'false',
-    });
-    expect(service.url, service.output()).toBeDefined();
+  beforeAll(() => {
+    service = stalls;
     port = Number(new URL(service.url!).port);
-  }, 180_000);
-  afterAll(async () => {
-    if (service?.exitCode === undefined) await stopServiceProcess(service);
   });
 
   it('is cut, stops scanning, logs and counts it, and frees its slot for the next list', async () => {
@@ -145,24 +162,9 @@ describe('a list whose client stops reading (npm start, LIST_STALL_SECONDS=1)', 
 describe('a list whose client reads below the minimum rate (npm start, LIST_STALL_SECONDS=8)', () => {
   let service: ServiceProcess;
   let port: number;
-  beforeAll(async () => {
-    const tables = await createTestTables(fatOrders);
-    service = await startServiceProcess('npm', {
-      DYNAMODB_ENDPOINT: dynamoDbEndpoint(),
-      ORDERS_TABLE: tables.orders.tableName,
-      API_KEYS_TABLE: tables.apiKeys.tableName,
-      LIST_LEASES_TABLE: tables.listLeases.tableName,
-      STORE_API_KEY: key,
-      // Eight seconds of waiting per judgement: a Scan page (about 200 KB here) is taken well within it at half the minimum rate.
-      LIST_STALL_SECONDS: '8',
-      POWERTOOLS_LOG_LEVEL: 'INFO',
-      POWERTOOLS_METRICS_DISABLED: 'false',
-    });
-    expect(service.url, service.output()).toBeDefined();
+  beforeAll(() => {
+    service = slowReads;
     port = Number(new URL(service.url!).port);
-  }, 180_000);
-  afterAll(async () => {
-    if (service?.exitCode === undefined) await stopServiceProcess(service);
   });
 
   it('is cut though it keeps reading, its connection aborted while the client still reads, and its slot freed', async () => {

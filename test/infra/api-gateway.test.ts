@@ -14,9 +14,9 @@ import {
   gatewayResponseHeaders,
 } from '../../shared/errors.ts';
 import { resourcePath, routes } from '../../shared/routes.ts';
-import { cdkJsonContext, logicalId, methodsByRoute, stageNames, synthApp, tempDir } from '../lib/cdk.ts';
+import { cdkJsonContext, logicalId, methodsByRoute, stageNames, sharedApp, synthApp, tempDir } from '../lib/cdk.ts';
 
-const { stack, template } = synthApp();
+const { stack, template } = sharedApp();
 
 describe.each(stageNames)('the %s REST API', (stage) => {
   const config = stages[stage];
@@ -371,17 +371,19 @@ describe.each(stageNames)('the %s REST API', (stage) => {
 
 describe('a change to the shared error table', () => {
   it('makes a new API deployment, so the stage serves the new gateway responses', () => {
-    const deploymentOf = () => Object.keys(synthApp().template('staging').findResources('AWS::ApiGateway::Deployment'));
-    const before = deploymentOf();
+    const deploymentOf = (app: ReturnType<typeof synthApp>) =>
+      Object.keys(app.template('staging').findResources('AWS::ApiGateway::Deployment'));
+    // Before: the file's app, synthesized before the change; after: a fresh one.
+    const before = deploymentOf(sharedApp());
     const entry = errorCodes.route_not_found as { message: string };
     const message = entry.message;
     try {
       entry.message = 'No such route.';
-      expect(deploymentOf()).not.toEqual(before);
+      expect(deploymentOf(synthApp())).not.toEqual(before);
     } finally {
       entry.message = message;
     }
-    expect(deploymentOf()).toEqual(before);
+    expect(deploymentOf(synthApp())).toEqual(before);
   });
 });
 

@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { createApp } from '../../infra/cdk/app.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
-import { cdkJsonContext, stageNames, synthApp, tempDir } from '../lib/cdk.ts';
+import { cdkJsonContext, stageNames, sharedApp, tempDir } from '../lib/cdk.ts';
 
 describe('the CDK app', () => {
   // One app for the tests below; synthesized once (each Template.fromStack would synthesize the whole app again).
-  const { app } = synthApp();
+  const { app } = sharedApp();
 
   it('has one stack per stage, named StoreOrders-<stage>', () => {
     const stacks = app.node.children.filter((child) => child instanceof StoreOrdersStack);

@@ -9,7 +9,7 @@ import type { Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { accountStackName } from '../../infra/cdk/store-orders-account-stack.ts';
 import { stages } from '../../infra/stage-config.ts';
-import { repoRoot, synthApp } from '../lib/cdk.ts';
+import { repoRoot, sharedApp } from '../lib/cdk.ts';
 import {
   type CfnTemplate,
   evaluate,
@@ -21,7 +21,7 @@ import {
   resourcesOfType,
 } from '../lib/iam.ts';
 
-const { app } = synthApp();
+const { app } = sharedApp();
 const template = app.synth().getStackByName((app.node.findChild(accountStackName) as Stack).stackName).template as CfnTemplate;
 
 type BudgetProps = {

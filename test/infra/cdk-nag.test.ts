@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validations } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { stageNames, synthApp } from '../lib/cdk.ts';
+import { stageNames, sharedApp } from '../lib/cdk.ts';
 
 type Violation = {
   ruleName: string;
@@ -17,7 +17,7 @@ type ValidationReport = {
 };
 
 describe('cdk-nag AwsSolutions over both stacks', () => {
-  const { app, outdir, template } = synthApp();
+  const { app, outdir, template } = sharedApp();
   // Throws with the findings if any rule fails (the app registers the checks, as `cdk synth` runs it).
   app.synth();
   const report: ValidationReport = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8'));

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
-import { logicalId, stageNames, synthApp } from '../lib/cdk.ts';
+import { logicalId, stageNames, sharedApp, synthApp } from '../lib/cdk.ts';
 
-const { stack, template } = synthApp();
+const { stack, template } = sharedApp();
 
 /** The alarms a bad release trips: each deploy watches them and rolls back when one fires. */
 const guardAlarms = [

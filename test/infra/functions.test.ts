@@ -2,9 +2,9 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
 import type { StoreFunction } from '../../infra/cdk/store-function.ts';
-import { logicalId, roleActions, stageNames, synthApp } from '../lib/cdk.ts';
+import { logicalId, roleActions, stageNames, sharedApp } from '../lib/cdk.ts';
 
-const { stack, template } = synthApp();
+const { stack, template } = sharedApp();
 
 describe.each(stageNames)('the %s functions', (stage) => {
   const config = stages[stage];

@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot, stageNames, synthApp } from '../lib/cdk.ts';
+import { repoRoot, stageNames, sharedApp } from '../lib/cdk.ts';
 
-const { template } = synthApp();
+const { template } = sharedApp();
 
 /**
  * Time from a metric's datapoint to the alarm seeing it: AWS services publish their metrics at

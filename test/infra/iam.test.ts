@@ -27,9 +27,9 @@ import {
   roleTrustPolicy,
   type Verdict,
 } from '../lib/iam.ts';
-import { logicalId, stageNames, synthApp } from '../lib/cdk.ts';
+import { logicalId, stageNames, sharedApp } from '../lib/cdk.ts';
 
-const { app, stack } = synthApp();
+const { app, stack } = sharedApp();
 const templateOf = (s: Stack) => app.synth().getStackByName(s.stackName).template as CfnTemplate;
 const accountTemplate = templateOf(app.node.findChild(accountStackName) as Stack);
 

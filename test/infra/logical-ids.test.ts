@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
-import { repoRoot, stageNames, synthApp } from '../lib/cdk.ts';
+import { repoRoot, stageNames, sharedApp } from '../lib/cdk.ts';
 
 /**
  * CloudFormation knows a resource by its logical id. A refactor that moves a table into
@@ -38,7 +38,7 @@ const retired: Record<string, string> = {
 const replacedByDesign = new Set(['AWS::ApiGateway::Deployment', 'AWS::Lambda::Permission']);
 
 describe.each(stageNames)('the %s stack, against what is deployed', (stage) => {
-  const resources = synthApp().template(stage).toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string }>;
+  const resources = sharedApp().template(stage).toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string }>;
 
   it.each(Object.entries(statefulResources))('keeps the logical id %s (%s), so CloudFormation never replaces it', (id, type) => {
     expect(resources[id]?.Type).toBe(type);

@@ -7,9 +7,9 @@ import { serviceName, stages } from '../../infra/stage-config.ts';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 import { metricNames } from '../../shared/observability.ts';
 import { routes } from '../../shared/routes.ts';
-import { cdkJsonContext, repoRoot, stageNames, synthApp, tempDir } from '../lib/cdk.ts';
+import { cdkJsonContext, repoRoot, stageNames, sharedApp, tempDir } from '../lib/cdk.ts';
 
-const { template } = synthApp();
+const { template } = sharedApp();
 
 const alarmIds = [
   'Api5xxRate',

@@ -3,9 +3,9 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
-import { cdkJsonContext, logicalId, stageNames, synthApp, tempDir } from '../lib/cdk.ts';
+import { cdkJsonContext, logicalId, stageNames, sharedApp, tempDir } from '../lib/cdk.ts';
 
-const { stack, template } = synthApp();
+const { stack, template } = sharedApp();
 
 /** The literal tail of a Fn::Join output (what the URL ends with). */
 const joinTail = (value: unknown): string => {

@@ -24,14 +24,14 @@ import {
 import { stages } from '../../infra/stage-config.ts';
 import { evaluate } from '../lib/iam.ts';
 import { accounts, permissionsPolicy, pipelineRole, region as pipelineRegion } from '../lib/pipeline-policies.ts';
-import { synthApp } from '../lib/cdk.ts';
+import { sharedApp } from '../lib/cdk.ts';
 import { startFakeAws } from '../lib/fake-aws.ts';
 
 const account = '123456789012';
 const region = 'eu-west-1';
 const config = stages.production;
 // Synthesized once, at load (not within a test's timeout), as the other infra tests do.
-const productionTemplate = synthApp().template('production').toJSON();
+const productionTemplate = sharedApp().template('production').toJSON();
 const bootstrapVersionRule = productionTemplate.Rules.CheckBootstrapVersion;
 type Resource = { Type: string; Properties: Record<string, unknown> };
 const resources = productionTemplate.Resources as Record<string, Resource>;

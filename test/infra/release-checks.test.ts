@@ -3,9 +3,9 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import { stages } from '../../infra/stage-config.ts';
-import { logicalId, repoRoot, roleActions, stageNames, synthApp } from '../lib/cdk.ts';
+import { logicalId, repoRoot, roleActions, stageNames, sharedApp, synthApp } from '../lib/cdk.ts';
 
-const { stack, template } = synthApp();
+const { stack, template } = sharedApp();
 
 describe.each(stageNames)('release checks of %s', (stage) => {
   const config = stages[stage];

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
 import { tableRows } from '../lib/markdown.ts';
-import { repoRoot, stageNames, synthApp } from '../lib/cdk.ts';
+import { repoRoot, stageNames, sharedApp } from '../lib/cdk.ts';
 import { resolve } from '../lib/template.ts';
 
-const { template } = synthApp();
+const { template } = sharedApp();
 
 type Props = Record<string, unknown>;
 type MathMetric = {

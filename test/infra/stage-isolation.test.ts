@@ -10,7 +10,7 @@ import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
 import { describe, expect, it } from 'vitest';
 import { bootstrapRoles, type PolicyDocument } from '../lib/bootstrap.ts';
 import { accounts, permissionsPolicy, pipelineRole, region, repository, type Stage, trustPolicy } from '../lib/pipeline-policies.ts';
-import { repoRoot, synthApp } from '../lib/cdk.ts';
+import { repoRoot, sharedApp } from '../lib/cdk.ts';
 
 const readme = readFileSync(join(repoRoot, 'docs/deploying.md'), 'utf8');
 const other = (stage: Stage): Stage => (stage === 'staging' ? 'production' : 'staging');
@@ -153,7 +153,7 @@ describe("the pipeline identity's trust: only this repository's job in that stag
 });
 
 describe("the deploy guide's setup matches what the stacks ask for", () => {
-  const { app } = synthApp();
+  const { app } = sharedApp();
   const assembly = app.synth();
 
   it('bootstraps each account on its own, with the default qualifier and no other account trusted', () => {

@@ -2,9 +2,9 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { apiKeysTableKey, listLeasesTableKey, ordersTableKey } from '../../infra/local/tables.ts';
 import { stages } from '../../infra/stage-config.ts';
-import { stageNames, synthApp } from '../lib/cdk.ts';
+import { stageNames, sharedApp } from '../lib/cdk.ts';
 
-const { template } = synthApp();
+const { template } = sharedApp();
 
 describe.each(stageNames)('the %s tables', (stage) => {
   const config = stages[stage];

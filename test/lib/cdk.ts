@@ -20,20 +20,46 @@ export const tempDir = (prefix: string): string => {
   return dir;
 };
 
-/**
- * The app as `cdk synth` builds it (cdk-nag included), environment-agnostic. Bundling is
- * skipped unless `bundle` names the stacks to bundle: one test bundles for real. The Control
- * Tower check runs only when asked (`controlTower`): it adds ~9 s to every synth.
- */
-export const synthApp = (options: { bundle?: string[]; context?: Record<string, unknown>; controlTower?: boolean } = {}) => {
-  const outdir = tempDir('store-orders-cdk-');
+type SynthOptions = { bundle?: string[]; context?: Record<string, unknown>; controlTower?: boolean };
+
+const buildApp = (outdir: string, options: SynthOptions) => {
   const app: App = createApp(
     { outdir, context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': options.bundle ?? [], ...options.context } },
     undefined,
     { controlTower: options.controlTower ?? false },
   );
   const stack = (stage: StageName) => app.node.findChild(stages[stage].stackName) as StoreOrdersStack;
-  return { app, outdir, stack, template: (stage: StageName) => Template.fromStack(stack(stage)) };
+  const templates = new Map<StageName, Template>();
+  // Template.fromStack walks the whole app each time: one Template per stage is enough, as the app does not change.
+  const template = (stage: StageName): Template => {
+    const known = templates.get(stage) ?? Template.fromStack(stack(stage));
+    templates.set(stage, known);
+    return known;
+  };
+  return { app, outdir, stack, template };
+};
+
+/**
+ * The app as `cdk synth` builds it (cdk-nag included), environment-agnostic. Bundling is
+ * skipped unless `bundle` names the stacks to bundle: one test bundles for real. The Control
+ * Tower check runs only when asked (`controlTower`): it adds ~9 s to every synth. A fresh app
+ * each call: for a test that changes the configuration first.
+ */
+export const synthApp = (options: SynthOptions = {}) => buildApp(tempDir('store-orders-cdk-'), options);
+
+let shared: ReturnType<typeof buildApp> | undefined;
+
+/**
+ * `synthApp()` built once per test worker and shared by the files it runs (the infra group runs
+ * unisolated for this: a synth is most of an infra file's time). Read it, never change it.
+ */
+export const sharedApp = (): ReturnType<typeof buildApp> => {
+  if (shared === undefined) {
+    const outdir = mkdtempSync(join(tmpdir(), 'store-orders-cdk-shared-'));
+    process.once('exit', () => rmSync(outdir, { recursive: true, force: true }));
+    shared = buildApp(outdir, {});
+  }
+  return shared;
 };
 
 export const stageNames = Object.keys(stages) as StageName[];
