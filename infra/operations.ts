@@ -6,13 +6,31 @@
  * No aws-cdk-lib here: the local run imports this module.
  */
 import { z } from 'zod';
-import type { FunctionSettings } from './function-settings.ts';
 import type { FunctionStage } from './stage-config.ts';
 import { type OperationContract, orderWireSchema, wireInt64 } from './openapi/openapi.ts';
 import { cursorMaxAgeSeconds, cursorMaxLength } from '../shared/cursor.ts';
 import { cursorSecretName } from '../shared/cursor-keys.ts';
 import { listStatuses, pageSizeBounds, partsBounds } from '../shared/list-query.ts';
 import { type Operation, routeOf } from '../shared/routes.ts';
+
+/** The deployed (or local) names of the stage's tables. */
+export type TableNames = { readonly orders: string; readonly apiKeys: string; readonly listLeases: string };
+
+/**
+ * What one Lambda function is (infra/function-settings.ts gathers them by function name). Here, beside
+ * the table that fills it in, so that neither module imports the other in a loop.
+ */
+export type FunctionSettings = {
+  /** The handler module, relative to the repository root; it exports `handler`. */
+  readonly handlerFile: string;
+  readonly description: string;
+  readonly memorySize: number;
+  readonly timeoutSeconds: number;
+  /** Only what this function reads (shared/config.ts); built by infra/function-settings.ts `functionEnvironment`. */
+  readonly environment: (stage: FunctionStage, tables: TableNames) => Record<string, string>;
+  /** At most this many invocations at once (Lambda reserved concurrency; the local gateway's limit); unset: no cap. */
+  readonly reservedConcurrency?: (stage: FunctionStage) => number;
+};
 
 /**
  * The DynamoDB actions a function's role allows on each table of its stage, and no more; a table

@@ -19,7 +19,7 @@ import {
   serviceMetric,
 } from './metrics.ts';
 import type { StageConfig } from '../../stage-config.ts';
-import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
+import type { StoreOrdersMonitoringProps } from './props.ts';
 
 /** A long-running function (the list) may run this close to its timeout before on-call hears of it. */
 const nearTimeoutShare = 0.8;

@@ -7,7 +7,7 @@ import { metricNames, metricsNamespace } from '../../../shared/observability.ts'
 import { resourcePath, type Route } from '../../../shared/routes.ts';
 import { operations } from '../../operations.ts';
 import { serviceName } from '../../stage-config.ts';
-import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
+import type { StoreOrdersMonitoringProps } from './props.ts';
 
 // What the alarms, the dashboard and the saved queries read: the stage's metrics and the functions' log groups.
 

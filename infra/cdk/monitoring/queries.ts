@@ -1,7 +1,7 @@
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { functionLogGroups } from './metrics.ts';
-import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
+import type { StoreOrdersMonitoringProps } from './props.ts';
 
 /** Saved Logs Insights queries (CloudWatch → Logs Insights → Saved queries → "<prefix>/…"). */
 export function addSavedQueries(scope: Construct, props: StoreOrdersMonitoringProps, prefix: string) {
