@@ -6,7 +6,8 @@
  */
 import type { Operation } from '../shared/routes.ts';
 import { authorizer, type FunctionSettings, perOperation, type TableNames } from './operations.ts';
-import { type FunctionStage, serviceName } from './stage-config.ts';
+import { serviceName } from './names.ts';
+import type { FunctionStage } from './stage-config.ts';
 
 export type FunctionName = Operation | 'authorizer';
 
@@ -22,6 +23,6 @@ export const functionSettings: Readonly<Record<FunctionName, FunctionSettings>> 
  */
 export const functionEnvironment = (name: FunctionName, stage: FunctionStage, tables: TableNames): Record<string, string> => ({
   ...functionSettings[name].environment(stage, tables),
-  POWERTOOLS_SERVICE_NAME: serviceName(stage),
+  POWERTOOLS_SERVICE_NAME: serviceName(stage.stage),
   POWERTOOLS_LOG_LEVEL: stage.logLevel,
 });

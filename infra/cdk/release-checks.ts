@@ -26,6 +26,7 @@ import { buildSync } from 'esbuild';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import type { Route } from '../../shared/routes.ts';
 import { addStageLogGroup } from './log-groups.ts';
+import { canaryName, preTrafficHookFunctionName } from '../names.ts';
 import type { StageConfig } from '../stage-config.ts';
 import { functionBundling, functionNodeOptions, repoRoot, type StoreFunction } from './store-function.ts';
 
@@ -76,7 +77,7 @@ export class PreTrafficHook extends Construct {
     logGroup.grantWrite(this.role);
     this.function = new NodejsFunction(this, 'Function', {
       // CodeDeploy's managed policy for Lambda deployments may invoke functions named so.
-      functionName: `CodeDeployHook_store-orders-${config.stage}-pre-traffic`,
+      functionName: preTrafficHookFunctionName(config.stage),
       description: 'Store Orders: checks the new versions before CodeDeploy moves an alias (BeforeAllowTraffic)',
       entry: resolve(repoRoot, 'functions/pre-traffic-hook.ts'),
       handler: 'handler',
@@ -191,7 +192,7 @@ export class SyntheticClient extends Construct {
   constructor(scope: Construct, id: string, props: SyntheticClientProps) {
     super(scope, id);
     const { config } = props;
-    this.canaryName = `store-orders-${config.stage}`;
+    this.canaryName = canaryName(config.stage);
     const retentionDays = config.stage === 'production' ? 30 : 7;
     const artifacts = new s3.Bucket(this, 'Artifacts', {
       encryption: s3.BucketEncryption.S3_MANAGED,

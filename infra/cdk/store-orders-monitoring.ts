@@ -1,6 +1,7 @@
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import { stackName } from '../names.ts';
 import { addAlarms, addAlarmTopic } from './monitoring/alarms.ts';
 import { addDashboard, dashboardUrl } from './monitoring/dashboard.ts';
 import { addSavedQueries } from './monitoring/queries.ts';
@@ -28,7 +29,7 @@ export class StoreOrdersMonitoring extends Construct {
 
   constructor(scope: Construct, id: string, props: StoreOrdersMonitoringProps) {
     super(scope, id);
-    const prefix = `StoreOrders-${props.config.stage}`;
+    const prefix = stackName(props.config.stage);
     this.alarmTopic = addAlarmTopic(this, props.config, prefix);
     ({ all: this.alarms, guards: this.guardAlarms } = addAlarms(this, props, prefix, this.alarmTopic));
     this.sloAlarms = addSloAlarms(this, props, prefix, this.alarmTopic);

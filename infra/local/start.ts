@@ -15,7 +15,7 @@ import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { drainMs, type Gateway } from './gateway.ts';
 import { startLocalApi } from './local-api.ts';
 import { localStateFile, removeLocalState, writeLocalState } from './local-state.ts';
-import { callerPath, portInUseMessage, prepareDataDir, reservePort } from './preflight.ts';
+import { callerPath, portInUseMessage, prepareDataDir, reservePort } from './start-checks.ts';
 import { demoOrders, putOrders, readSeedFile } from './seed.ts';
 import { apiKeysTableKey, ensureStatusIndex, ensureTable, ordersTableKey } from './tables.ts';
 
