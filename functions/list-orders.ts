@@ -9,6 +9,8 @@ import { apiError, listTooLargeMessage } from '../shared/errors.ts';
 import { acceptsGzip, header, httpMiddleware } from '../shared/http.ts';
 import { flushMetrics, logger, metricNames, metrics, reportInvalidStoredOrder } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
+// The list's cuts besides its stall, as the published contract states them (infra/operations.ts).
+import { listMaxMs as maxListMs, listMinBytesPerSecond as minBytesPerSecond } from '../shared/list-cuts.ts';
 import { acquireListLease, type ListLease, releaseListLease } from '../shared/list-leases.ts';
 import { approximateItemCount, scanOrderPages } from '../shared/orders-repository.ts';
 import { routeOf } from '../shared/routes.ts';
@@ -104,20 +106,7 @@ class ClientStalledError extends Error {
   override readonly name = 'ClientStalledError';
 }
 
-/**
- * The slowest a client may take a list, averaged over each LIST_STALL_SECONDS in which the list
- * waited for it (time the list spends reading DynamoDB does not count). 200,000 bytes/s lets a
- * list at the size limit (180 MB, infra/operations.ts) end within maxListMs: a slow but honest
- * 2 Mbit/s link takes it in 12 minutes. A list shorter than one window is never judged on its rate.
- */
-const minBytesPerSecond = 200_000;
-
-/**
- * The longest one list may run: 14 minutes, a minute short of the function's 15-minute timeout
- * (and never past the function's remaining time less a minute), so that a cut list still
- * releases its lease and answers its client with a cut stream rather than Lambda's timeout.
- */
-const maxListMs = 14 * 60_000;
+/** What a list keeps of the function's time to release its lease and end its stream (shared/list-cuts.ts `listMaxMs`). */
 const releaseMarginMs = 60_000;
 
 /**

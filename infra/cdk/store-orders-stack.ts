@@ -29,6 +29,7 @@ import {
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
 import { PreTrafficHook, SyntheticClient, secretArn } from './release-checks.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';
+import { tableOperations } from './table-operations.ts';
 
 export interface StoreOrdersStackProps extends StackProps {
   readonly config: StageConfig;
@@ -126,6 +127,7 @@ export class StoreOrdersStack extends Stack {
     this.usagePlans = this.addUsagePlans();
     this.preTrafficHook = this.addPreTrafficHook(logsKey, props.skipPreTrafficHook ?? false);
     this.syntheticClient = new SyntheticClient(this, 'SyntheticClient', { config: this.config, baseUrl: this.api.urlForPath(basePath) });
+    const performed = tableOperations(Object.values(functionTableActions));
     this.monitoring = new StoreOrdersMonitoring(this, 'Monitoring', {
       config: this.config,
       api: this.api,
@@ -134,13 +136,9 @@ export class StoreOrdersStack extends Stack {
       authorizer: this.authorizerFunction,
       canaryName: this.syntheticClient.canaryName,
       tables: [
-        {
-          id: 'OrdersTable',
-          table: this.ordersTable,
-          operations: [dynamodb.Operation.SCAN, dynamodb.Operation.QUERY, dynamodb.Operation.UPDATE_ITEM],
-        },
-        { id: 'ApiKeysTable', table: this.apiKeysTable, operations: [dynamodb.Operation.GET_ITEM] },
-        { id: 'ListLeasesTable', table: this.listLeasesTable, operations: [dynamodb.Operation.PUT_ITEM, dynamodb.Operation.DELETE_ITEM] },
+        { id: 'OrdersTable', table: this.ordersTable, operations: performed.orders },
+        { id: 'ApiKeysTable', table: this.apiKeysTable, operations: performed.apiKeys },
+        { id: 'ListLeasesTable', table: this.listLeasesTable, operations: performed.listLeases },
       ],
     });
     for (const fn of [this.authorizerFunction, ...this.routeFunctions.map(({ fn }) => fn)]) fn.addGuardAlarms(this.monitoring.guardAlarms);
