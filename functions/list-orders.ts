@@ -9,8 +9,7 @@ import { apiError, listTooLargeMessage } from '../shared/errors.ts';
 import { acceptsGzip, header, httpMiddleware } from '../shared/http.ts';
 import { flushMetrics, logger, metricNames, metrics, reportInvalidStoredOrder } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
-// The list's cuts besides its stall, as the published contract states them (infra/operations.ts).
-import { listMaxMs as maxListMs, listMinBytesPerSecond as minBytesPerSecond } from '../shared/list-cuts.ts';
+import { maxListMs, minBytesPerSecond, releaseMarginMs } from '../shared/list-cuts.ts';
 import { acquireListLease, type ListLease, releaseListLease } from '../shared/list-leases.ts';
 import { approximateItemCount, scanOrderPages } from '../shared/orders-repository.ts';
 import { routeOf } from '../shared/routes.ts';
@@ -105,9 +104,6 @@ const listEnding = (lease: ListLease | undefined, deadline: Deadline) => {
 class ClientStalledError extends Error {
   override readonly name = 'ClientStalledError';
 }
-
-/** What a list keeps of the function's time to release its lease and end its stream (shared/list-cuts.ts `listMaxMs`). */
-const releaseMarginMs = 60_000;
 
 /**
  * The JSON array, one chunk per Scan page, written as pages arrive. A failure after the first

@@ -10,7 +10,7 @@ import { type FunctionStage, type StageConfig, stages } from './stage-config.ts'
 import { type OperationContract, orderWireSchema, wireInt64 } from './openapi/openapi.ts';
 import { cursorMaxAgeSeconds, cursorMaxLength } from '../shared/cursor.ts';
 import { cursorSecretName } from '../shared/cursor-keys.ts';
-import { listMaxMs, listMinBytesPerSecond } from '../shared/list-cuts.ts';
+import { maxListMs, minBytesPerSecond } from '../shared/list-cuts.ts';
 import { listStatuses, pageSizeBounds, partsBounds } from '../shared/list-query.ts';
 import { type Operation, routeOf } from '../shared/routes.ts';
 
@@ -133,8 +133,8 @@ export const listOrdersDescription = (stage: StageConfig): string =>
   `${stage.tiers.high.concurrentLists} for \`high\`), beyond which it gets 429 \`too_many_requests\`; when the service runs as many lists as it takes, ` +
   'a new one gets 503 `service_unavailable` at once; both with `Retry-After`. A client that takes nothing of the ' +
   `answer for ${stage.listStallSeconds} s has its list cut (the connection closes before the closing \`]\`); so has a client that takes less than ` +
-  `${listMinBytesPerSecond.toLocaleString('en-US')} bytes/s, averaged over each ${stage.listStallSeconds} s the answer waits for it, and a list still running after ` +
-  `${listMaxMs / 60_000} minutes.`;
+  `${minBytesPerSecond.toLocaleString('en-US')} bytes/s, averaged over each ${stage.listStallSeconds} s the answer waits for it, and a list still running after ` +
+  `${maxListMs / 60_000} minutes.`;
 
 /** The v2 list's page: its orders and, unless it is the last page, the cursor of the next one. */
 export const orderPageWireSchema = z

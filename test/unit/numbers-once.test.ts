@@ -5,7 +5,7 @@ import { listOrdersDescription, operations } from '../../infra/operations.ts';
 import { buildOpenApiDocument } from '../../infra/openapi/document.ts';
 import { type StageConfig, stages } from '../../infra/stage-config.ts';
 import { tableOperations } from '../../infra/cdk/table-operations.ts';
-import { listMaxMs, listMinBytesPerSecond } from '../../shared/list-cuts.ts';
+import { maxListMs, minBytesPerSecond } from '../../shared/list-cuts.ts';
 
 // Every number once: what the published contract and the monitoring state is read from where the
 // service takes it, never written a second time (docs/decisions.md, "Every number once").
@@ -28,7 +28,7 @@ describe("the v1 list's published description", () => {
     expect(published).toContain('at most 2 at once (`standard` tier; 4 for `high`)');
     expect(environment.LIST_STALL_SECONDS).toBe('30');
     expect(published).toContain('takes nothing of the answer for 30 s has its list cut');
-    expect([listMinBytesPerSecond, listMaxMs]).toEqual([200_000, 14 * 60_000]);
+    expect([minBytesPerSecond, maxListMs]).toEqual([200_000, 14 * 60_000]);
     expect(published).toContain('less than 200,000 bytes/s, averaged over each 30 s the answer waits for it');
     expect(published).toContain('a list still running after 14 minutes.');
   });
