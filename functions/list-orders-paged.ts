@@ -11,6 +11,7 @@ import { logger, reportInvalidStoredOrder } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
 import { readOrderPage } from '../shared/orders-repository.ts';
 import { routeOf } from '../shared/routes.ts';
+import { indexRetryAfterSeconds, isIndexNotReady } from '../shared/status-index.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(
@@ -68,6 +69,19 @@ const nextLink = (event: APIGatewayProxyEvent, cursor: string): string => {
   return `<?${parameters.toString()}>; rel="next"`;
 };
 
+/**
+ * A status filter read before its index is ACTIVE (not deployed yet, or backfilling:
+ * docs/deploying.md#the-status-index) is a 503 the client retries later, never a 500.
+ */
+const whenIndexNotReady = (error: unknown): unknown => {
+  if (!isIndexNotReady(error)) return error;
+  logger.warn('status index not ready', { reason: (error as Error).message });
+  return Object.assign(
+    apiError('service_unavailable', 'The status filter is not available yet: retry later, or read without status.', { cause: error }),
+    { headers: { 'Retry-After': String(indexRetryAfterSeconds) } },
+  );
+};
+
 /** GET /v2/store/orders: one page of orders, and the cursor of the next one unless it is the last. */
 const listPage = async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
   const query = parseListQuery(event.queryStringParameters);
@@ -78,6 +92,8 @@ const listPage = async (event: APIGatewayProxyEvent, context: Context): Promise<
     startKey,
     deadline: callDeadline(context),
     onInvalid: reportInvalidStoredOrder,
+  }).catch((error: unknown) => {
+    throw source.kind === 'status' ? whenIndexNotReady(error) : error;
   });
   const listed = page.orders.filter((order) => matches(query, order));
   const nextCursor =

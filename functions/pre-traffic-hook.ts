@@ -8,8 +8,9 @@
  * `npm run keys -- canary`) with the key's usage identifier, and refuses a wrong key with exactly
  * `Unauthorized`; the list answers 200 with a JSON array of valid Orders, not empty while the
  * table's item count says it holds orders; a cancel of an id the hook first found absent answers
- * 404 order_not_found, of a malformed id 400 invalid_order_id. It writes nothing: the cancelled id
- * does not exist, and a cancel never creates an order.
+ * 404 order_not_found, of a malformed id 400 invalid_order_id; the v2 list's first page and a page of
+ * pending orders (shared/v2-page-checks.ts). It writes nothing: the cancelled id does not exist, and
+ * a cancel never creates an order.
  *
  * It never fails a good release for being busy, and always answers: three deployments of one
  * release run it at once beside the synthetic client, so its requests carry an identity of their
@@ -30,6 +31,7 @@ import { z } from 'zod';
 import { type CanaryKey, readCanaryKey } from '../shared/canary-key.ts';
 import { type Answer, completeOrdersOf, expectError, fail, listedOrders } from '../shared/smoke-check.ts';
 import { basePath } from '../shared/routes.ts';
+import { type AskPage, v2PageAnswers, v2StatusPageAnswers } from '../shared/v2-page-checks.ts';
 
 /** What CodeDeploy sends a lifecycle hook. */
 export type HookEvent = { readonly DeploymentId: string; readonly LifecycleEventHookExecutionId: string };
@@ -220,6 +222,10 @@ const retriedWhileBusy = async <T>(run: HookRun, attempt: () => Promise<T>, stat
   }
 };
 
+/** The orders table as DescribeTable describes it: its item count, its indexes' status. */
+const describeOrders = (run: HookRun) => async () =>
+  (await dynamodb.send(new DescribeTableCommand({ TableName: run.settings.ORDERS_TABLE }), { abortSignal: untilDeadline(run) })).Table;
+
 /** An order id nobody holds: a random negative int64, confirmed absent with a consistent read. */
 const absentOrderId = async (run: HookRun): Promise<string> => {
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -305,10 +311,7 @@ const listAnswers = (run: HookRun, context: AuthorizerContext): Check => ({
       (value) => value.status,
     );
     const orders = listedOrders(answer.cut ? { ...answer, body: completeOrdersOf(answer.body) } : answer);
-    const table = await dynamodb.send(new DescribeTableCommand({ TableName: run.settings.ORDERS_TABLE }), {
-      abortSignal: untilDeadline(run),
-    });
-    const itemCount = table.Table?.ItemCount ?? 0;
+    const itemCount = (await describeOrders(run)())?.ItemCount ?? 0;
     if (orders.length === 0 && itemCount > 0) fail(`answered [] while the table's item count is ${itemCount}`);
     const what = answer.cut
       ? `the first ${orders.length} orders valid (reading stopped after ${listPrefixBytes} bytes)`
@@ -317,22 +320,14 @@ const listAnswers = (run: HookRun, context: AuthorizerContext): Check => ({
   },
 });
 
-/** The v2 list's first page (its handler reads only the query parameters, none here). */
-const v2PageAnswers = (run: HookRun, context: AuthorizerContext): Check => ({
-  name: 'v2 page',
-  run: async () => {
-    const event = proxyEvent(run.settings, 'GET', '/store/orders', context.value);
-    const answer = await retriedWhileBusy(
-      run,
-      async () => answerOf(await invoke(run, run.settings.LIST_ORDERS_PAGED_VERSION_ARN, event)),
-      (value) => value.status,
-    );
-    if (answer.status !== 200) fail(`answered ${answer.status}: ${answer.body.slice(0, 200)}`);
-    const { orders } = JSON.parse(answer.body) as { orders?: unknown };
-    if (!Array.isArray(orders)) return fail('answered 200 without an orders array');
-    return `200, ${orders.length} orders on the first page`;
-  },
-});
+/** A v2 page from the new version (its handler reads only the query parameters); a 503 is waited out unless asked for. */
+const askPage =
+  (run: HookRun, context: AuthorizerContext): AskPage =>
+  async (query, { unavailable } = { unavailable: 'wait' }) => {
+    const event = { ...proxyEvent(run.settings, 'GET', '/store/orders', context.value), queryStringParameters: query };
+    const ask = async () => answerOf(await invoke(run, run.settings.LIST_ORDERS_PAGED_VERSION_ARN, event));
+    return retriedWhileBusy(run, ask, (value) => (value.status === 503 && unavailable === 'answer' ? undefined : value.status));
+  };
 
 const cancelAnswers = (
   run: HookRun,
@@ -365,7 +360,8 @@ const checks = (run: HookRun): Check[] => {
     authorizerAllows(run, context),
     authorizerRefuses(run),
     listAnswers(run, context),
-    v2PageAnswers(run, context),
+    v2PageAnswers(askPage(run, context)),
+    v2StatusPageAnswers(askPage(run, context), describeOrders(run)),
     cancelAnswers(run, context, 'cancel of an absent order', () => absentOrderId(run), 404, 'order_not_found'),
     cancelAnswers(run, context, 'cancel of a malformed id', async () => 'pre-traffic-check', 400, 'invalid_order_id'),
   ];

@@ -41,7 +41,7 @@ export type TableAccess = {
   readonly orders?: readonly string[];
   readonly apiKeys?: readonly string[];
   readonly listLeases?: readonly string[];
-  /** The orders table's status index (shared/orders-repository.ts `statusIndex`), granted on its own ARN. */
+  /** The orders table's status index (shared/status-index.ts `statusIndex`), granted on its own ARN. */
   readonly ordersStatusIndex?: readonly string[];
 };
 
@@ -73,7 +73,7 @@ export type OperationFacts = {
    */
   readonly alarms: {
     readonly nearTimeout?: { readonly invocation: string };
-    readonly latencyP99?: { readonly name: string; readonly threshold: 'cancelP99LatencyMs' };
+    readonly latencyP99?: { readonly name: string; readonly threshold: 'cancelP99LatencyMs' | 'pagedListP99LatencyMs' };
     readonly errorsLessStalledCuts?: true;
   };
   /** What its handler answers, as the OpenAPI document states it (infra/openapi/document.ts). */
@@ -302,7 +302,7 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
     secrets: ['cursorKeys'],
     throttling: 'request',
     integrationTimeoutSeconds: 29,
-    alarms: { latencyP99: { name: 'PagedList', threshold: 'cancelP99LatencyMs' } },
+    alarms: { latencyP99: { name: 'PagedList', threshold: 'pagedListP99LatencyMs' } },
     contract: {
       description:
         '**Experimental.** Orders in pages: each page holds up to `pageSize` orders and, unless it is the last, a `nextCursor` ' +

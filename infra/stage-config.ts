@@ -142,6 +142,12 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
   readonly logRemovalPolicy: 'destroy' | 'retain';
   /** Both tables: removal policy and deletion protection. */
   readonly data: { readonly removalPolicy: DataRemovalPolicy; readonly deletionProtection: boolean };
+  /**
+   * Whether the orders table has the v2 status filter's index (infra/cdk/status-index.ts). Adding it
+   * to a table that holds orders must be a deploy of its own: `false` for the release that brings v2
+   * (filtered pages answer 503 until the index is ACTIVE), then `true` alone (docs/deploying.md#the-status-index).
+   */
+  readonly ordersStatusIndex: boolean;
   readonly alarms: {
     /** Subscribed to the stage's alarm topic when set (the address must confirm the subscription). */
     readonly email?: string;
@@ -157,6 +163,8 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
     readonly cancelP99LatencyMs: number;
     /** p99 time to the list's first byte (the function's ListFirstByte) in ms, in three of five 1-minute periods. */
     readonly listFirstByteP99Ms: number;
+    /** p99 latency of a v2 list page (API Gateway's, GET /v2/store/orders) in ms, in three of five 1-minute periods (docs/decisions.md#v2-list-access-paths). */
+    readonly pagedListP99LatencyMs: number;
     /** Failed invocations of one function in 5 minutes (errors the function did not turn into a response). */
     readonly functionErrors: number;
     /** Refused keys (AuthFailures) in 5 minutes: a leaked or revoked key in use, or a broken client. */
@@ -189,11 +197,13 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
 };
 
 /**
- * The synthetic client's tier (npm run keys -- canary), the same on every stage: five requests a
- * minute, two of them lists, and the pre-traffic hook.
+ * The synthetic client's tier (npm run keys -- canary), the same on every stage: seven requests a
+ * minute, two of them v1 lists and two v2 pages, sent as fast as they answer, so the burst holds all
+ * seven and one more (a burst above it is answered 429 with Retry-After: 1, which the smoke check
+ * waits out), and the pre-traffic hook.
  */
 const canaryTier: Tier = {
-  throttling: { rateLimit: 2, burstLimit: 5 },
+  throttling: { rateLimit: 2, burstLimit: 8 },
   listThrottling: { rateLimit: 0.5, burstLimit: 2 },
   dailyQuota: 20_000,
   concurrentLists: 2,
@@ -237,14 +247,16 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     logRemovalPolicy: 'destroy',
     // No deletion protection: tearing staging down completely includes deleting its retained tables by hand.
     data: { removalPolicy: 'retain-except-on-create', deletionProtection: false },
+    ordersStatusIndex: false,
     alarms: {
       serverErrorRatePercent: 5,
       serverErrorMinRequests: 50,
       cancelP99LatencyMs: 3000,
       listFirstByteP99Ms: 4000,
+      pagedListP99LatencyMs: 4000,
       functionErrors: 5,
       authFailures: 100,
-      // The canary alone makes 5 requests a minute, one a deliberate wrong key (20%): a broken authorizer makes it 100%.
+      // The canary alone makes 7 requests a minute, one a deliberate wrong key (14%): a broken authorizer makes it 100%.
       refusedShare: { percent: 50, minRequests: 5 },
       slo: {
         availabilityPercent: 99.5,
@@ -293,11 +305,13 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     logRetentionDays: 365,
     logRemovalPolicy: 'retain',
     data: { removalPolicy: 'retain', deletionProtection: true },
+    ordersStatusIndex: false,
     alarms: {
       serverErrorRatePercent: 1,
       serverErrorMinRequests: 200,
       cancelP99LatencyMs: 1500,
       listFirstByteP99Ms: 2000,
+      pagedListP99LatencyMs: 2000,
       functionErrors: 1,
       authFailures: 50,
       refusedShare: { percent: 50, minRequests: 20 },

@@ -83,10 +83,29 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
 };
 
 /**
- * The middleware every HTTP function uses, in order: Lambda context in logs, EMF metrics,
- * the request envelope, and error records. The handler after them is only the business step.
+ * A streamed route's string bodies (its Error records) become streams, so that middy pipes every
+ * answer into the response stream. middy writes a string with write() and then waits for
+ * end()'s callback, which never comes on a response stream already destroyed (its client gone):
+ * Lambda's is an http.ClientRequest (the runtime interface client's src/stream/response-stream.ts),
+ * whose end() callback waits for a 'finish' a destroyed request never emits, and the invocation
+ * would last until the function's timeout. A pipeline into a destroyed stream fails at once.
+ * Used first, so that it runs last: the request envelope still sees (and logs) the Error record.
+ */
+const streamedErrorBodies: MiddlewareObj<APIGatewayProxyEvent, HttpResponse> = (() => {
+  const toStream = (request: Request<APIGatewayProxyEvent, HttpResponse>) => {
+    const response = request.response;
+    if (response != null && typeof response.body === 'string') response.body = Readable.from([response.body]);
+  };
+  return { after: toStream, onError: toStream };
+})();
+
+/**
+ * The middleware every HTTP function uses, in order: (a streamed route's Error records as
+ * streams,) Lambda context in logs, EMF metrics, the request envelope, and error records. The
+ * handler after them is only the business step.
  */
 export const httpMiddleware = (route: Route) => [
+  ...(route.streaming ? [streamedErrorBodies] : []),
   // Never the event, whatever POWERTOOLS_LOGGER_LOG_EVENT says: its headers carry the API key.
   injectLambdaContext(logger, { logEvent: false }),
   metricsMiddleware(),

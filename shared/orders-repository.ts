@@ -3,6 +3,7 @@ import { NumberValue, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { callDeadline, type Deadline, type TableRef, toServiceError } from './dynamo.ts';
 import { type InvalidItemReport, type Order, orderStatus, storedOrderSchema } from './schemas.ts';
+import { statusIndex } from './status-index.ts';
 
 export type { InvalidItemReport } from './schemas.ts';
 
@@ -96,13 +97,6 @@ export async function* scanOrderPages(table: TableRef, options: ScanOptions = {}
     await Promise.all(scanners.map((scanner) => scanner.return(undefined).catch(() => undefined)));
   }
 }
-
-/** The orders table's index on `status` (infra/cdk/store-orders-stack.ts, infra/local/tables.ts): what a status filter reads. */
-export const statusIndex = {
-  name: 'status-index',
-  partitionKey: 'status',
-  projected: ['petId', 'quantity', 'shipDate', 'complete'],
-} as const;
 
 /**
  * Where one page of a read comes from: the whole table (optionally one parallel Scan segment of

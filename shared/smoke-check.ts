@@ -1,97 +1,258 @@
 /**
- * The black-box checks of a running stage: what `npm run smoke` (infra/ops/smoke.ts) runs from a
- * shell, the Synthetics canary (functions/canary.ts) every minute, and the pre-traffic hook
- * (functions/pre-traffic-hook.ts) uses to judge a new version's answers. Read-only, unless
- * `--cancel <orderId>` names an order it may cancel. One line per check, a summary, exit code 1 on
- * any mismatch (2 on a usage error), and a timeout on every request.
+ * The black-box checks of a running stage: what `npm run smoke` (infra/ops/smoke.ts, which reads
+ * its command line) runs from a shell, the Synthetics canary (functions/canary.ts) every minute,
+ * and the pre-traffic hook (functions/pre-traffic-hook.ts) uses to judge a new version's answers.
+ * The lists and the cancels go through the API's own client (client/src, bundled from source:
+ * it has no dependency), as a store's developer would call them, with retries off so each check
+ * sees the service's own answer. Read-only, unless `cancel` names an order it may cancel. One
+ * line per check, a summary, and a timeout on every request.
  */
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { parseOrderId } from './order-id.ts';
+import { type Order as ClientOrder, type OrderPage, StoreOrdersClient, StoreOrdersError } from '../client/src/index.ts';
 import { integerPattern, orderSchema } from './schemas.ts';
 
-const usage = `Usage: npm run smoke -- --base-url <url> [--cancel <orderId>] [--timeout-ms <ms>] [--list-bytes <n>]
-  with the key in STORE_API_KEY (read it without echo: read -rs STORE_API_KEY && export STORE_API_KEY)
-
-  --base-url <url>     the stage's base URL, ending in /v1 (the stack output BaseUrl); https://, or
-                       http:// only to this machine (localhost, 127.0.0.0/8, [::1])
-  --cancel <orderId>   also cancel this order (it must be pending or cancelled): the only write
-  --timeout-ms <ms>    the most any one request may take (default 10000)
-  --list-bytes <n>     read at most n bytes of each list and check the orders in them (default: all)`;
-
-class UsageError extends Error {}
-
-/**
- * Plain http:// would send the key in clear to every network hop, so it is accepted only for a
- * server on this machine (npm start). The hostname is checked as written: `localhost`, an IPv4
- * loopback address or `[::1]`.
- */
-const isLoopback = (url: URL) => url.hostname === 'localhost' || url.hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(url.hostname);
+/** What to check: the stage's base URL (…/v1), the key, and the limits of each request. */
+export type SmokeOptions = {
+  baseUrl: string;
+  key: string;
+  /** An order the check may cancel (it must be pending or cancelled): the only write. */
+  cancel?: bigint;
+  /** The most any one request may take, in milliseconds. */
+  timeoutMs: number;
+  /** Read about this many bytes of each v1 list (the chunk that reaches it included) and check the orders in them. */
+  listBytes?: number;
+};
 
 /** An id no store issues: int64's minimum. Cancelling it must answer 404 order_not_found. */
-const idThatCannotExist = '-9223372036854775808';
+const idThatCannotExist = -9223372036854775808n;
 
 /** An HTTP answer as a client sees it; the pre-traffic hook builds one from a function's own answer. */
 export type Answer = { status: number; headers: Headers; body: string; firstByteMs: number; cut?: boolean };
 type Check = { name: string; run: () => Promise<string> };
-type Options = { baseUrl: string; key: string; cancel?: string; timeoutMs: number; listBytes?: number };
-
-/**
- * One request with a deadline; the time to its first body byte is measured as the client sees it.
- * With `maxBytes`, reading stops (and the request is abandoned) once that much of the body arrived.
- */
-const callOnce = async (
-  options: Options,
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  maxBytes = Infinity,
-): Promise<Answer> => {
-  const started = performance.now();
-  const response = await fetch(`${options.baseUrl}${path}`, { method, headers, signal: AbortSignal.timeout(options.timeoutMs) });
-  const reader = response.body?.getReader();
-  const chunks: Uint8Array[] = [];
-  let firstByteMs = performance.now() - started;
-  let received = 0;
-  let cut = false;
-  for (let first = true; reader !== undefined; first = false) {
-    const { done, value } = await reader.read();
-    if (first) firstByteMs = performance.now() - started;
-    if (done) break;
-    chunks.push(value);
-    received += value.byteLength;
-    if (received >= maxBytes) {
-      cut = true;
-      await reader.cancel();
-      break;
-    }
-  }
-  const body = Buffer.concat(chunks).toString('utf8');
-  return { status: response.status, headers: response.headers, body, firstByteMs, ...(cut ? { cut } : {}) };
-};
-
-/**
- * A request that honours the key's limits: a 429 is its tier at work (a standard key may list
- * once every two seconds), not a fault, so the check waits as told (up to 5 s) and asks again,
- * at most twice. Any other answer, or a longer wait, is returned as it is.
- */
-const call = async (
-  options: Options,
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  maxBytes?: number,
-): Promise<Answer> => {
-  for (let attempt = 1; ; attempt++) {
-    const answer = await callOnce(options, method, path, headers, maxBytes);
-    const waitSeconds = Number(answer.headers.get('retry-after'));
-    if (answer.status !== 429 || attempt === 3 || !(waitSeconds >= 0 && waitSeconds <= 5)) return answer;
-    await new Promise((resolve) => setTimeout(resolve, waitSeconds * 1000 + 100));
-  }
-};
 
 export const fail = (message: string): never => {
   throw new Error(message);
+};
+
+/**
+ * The client's `fetch`, watched: the last answer's headers, the time to its first body byte and
+ * the body bytes read (after any gzip is undone), with `Accept-Encoding` set as the check asks.
+ * With `maxBytes`, the body ends after the chunk that reaches it (`stopped`) and the connection
+ * is closed: the client then reports the list cut after its last complete order.
+ */
+const watchedFetch = (acceptEncoding?: 'identity' | 'gzip', maxBytes = Infinity) => {
+  const seen = { headers: new Headers(), firstByteMs: 0, bytes: 0, stopped: false };
+  const watched: typeof fetch = async (input, init) => {
+    const started = performance.now();
+    const headers = new Headers(init?.headers);
+    if (acceptEncoding !== undefined) headers.set('Accept-Encoding', acceptEncoding);
+    const response = await fetch(input, { ...init, headers });
+    Object.assign(seen, { headers: response.headers, firstByteMs: performance.now() - started, bytes: 0, stopped: false });
+    if (response.body === null) return response;
+    const counter = new TransformStream<Uint8Array, Uint8Array>({
+      transform: (chunk, controller) => {
+        if (seen.bytes === 0) seen.firstByteMs = performance.now() - started;
+        seen.bytes += chunk.byteLength;
+        controller.enqueue(chunk);
+        if (seen.bytes >= maxBytes) {
+          seen.stopped = true;
+          controller.terminate();
+        }
+      },
+    });
+    const { status, statusText } = response;
+    return new Response(response.body.pipeThrough(counter), { status, statusText, headers: response.headers });
+  };
+  return { seen, fetch: watched };
+};
+
+/** A client for one check, with its watched fetch; retries off, so an outage is seen as it is. */
+const clientFor = (options: SmokeOptions, watch: ReturnType<typeof watchedFetch>, key = options.key) =>
+  new StoreOrdersClient({
+    baseUrl: options.baseUrl,
+    apiKey: key,
+    fetch: watch.fetch,
+    timeoutMs: options.timeoutMs,
+    retry: { maxAttempts: 1 },
+  });
+
+/**
+ * A check that honours the key's limits: a 429 is its tier at work (a standard key may list once
+ * every two seconds), not a fault, so the check waits as told (up to 5 s) and runs again, at most
+ * twice. Any other failure, or a longer wait, fails the check.
+ */
+const withinTier = async <T>(run: () => Promise<T>): Promise<T> => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      const waitSeconds = error instanceof StoreOrdersError && error.status === 429 ? error.retryAfterSeconds : undefined;
+      if (attempt === 3 || waitSeconds === undefined || waitSeconds > 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, waitSeconds * 1000 + 100));
+    }
+  }
+};
+
+/** The failure to report when a call that should have succeeded threw `error`. */
+const unexpected = (expected: number, error: unknown): never => {
+  // The client's own findings (a cut list, an answer that is not the documented JSON) say what they saw.
+  if (error instanceof StoreOrdersError && error.code.startsWith('client_')) fail(error.message.slice(0, 300));
+  if (error instanceof StoreOrdersError && error.status > 0)
+    fail(`expected ${expected}, got ${error.status} ${error.code}: ${error.message.slice(0, 200)}`);
+  throw error;
+};
+
+/** The request id of the last answer, or a failure. */
+const requestIdSeen = (watch: ReturnType<typeof watchedFetch>) => watch.seen.headers.get('x-request-id') || fail('no X-Request-Id header');
+
+/**
+ * An order as the client read it (int64 fields as bigint, quantity a number) in the shape the
+ * Order schema checks (integers as their exact text); any other type stays unreadable to it.
+ */
+const orderAsText = (order: ClientOrder): unknown => {
+  const text = (value: unknown, type: 'bigint' | 'number') =>
+    value === undefined ? undefined : typeof value === type ? String(value) : null;
+  return { ...order, id: text(order.id, 'bigint'), petId: text(order.petId, 'bigint'), quantity: text(order.quantity, 'number') };
+};
+
+/** Every order is a valid Order (and has `status` when given), or a failure naming the first that is not. */
+const checkOrders = (orders: ClientOrder[], status?: string) => {
+  const invalid = orders.findIndex((order) => !orderSchema.safeParse(orderAsText(order)).success);
+  if (invalid >= 0) fail(`order ${invalid} is not a valid Order: ${shown(orders[invalid])}`);
+  const other = orders.find((order) => status !== undefined && order.status !== status);
+  if (other !== undefined) fail(`asked for ${status} orders, got order ${other.id} with status ${String(other.status)}`);
+};
+
+/** An order as JSON, bigints marked with n, cut to 200 characters. */
+const shown = (order: unknown) =>
+  JSON.stringify(order, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value)).slice(0, 200);
+
+/** The v1 list streams valid orders (read whole, or its first `listBytes`), through `listOrders()`. */
+const checkList = async (options: SmokeOptions, encoding: 'identity' | 'gzip') => {
+  const watch = watchedFetch(encoding, options.listBytes);
+  const orders: ClientOrder[] = [];
+  const read = async () => {
+    orders.length = 0;
+    try {
+      for await (const order of clientFor(options, watch).listOrders({ timeoutMs: options.timeoutMs })) orders.push(order);
+    } catch (error) {
+      // Reading stopped on purpose: the client saw a list cut after the orders that did arrive.
+      if (!(watch.seen.stopped && error instanceof StoreOrdersError && error.code === 'client_response_cut')) throw error;
+    }
+  };
+  await withinTier(read).catch((error: unknown) => unexpected(200, error));
+  if (encoding === 'gzip' && watch.seen.headers.get('content-encoding') !== 'gzip') fail('asked for gzip, got no Content-Encoding: gzip');
+  checkOrders(orders);
+  const { stopped, bytes, firstByteMs } = watch.seen;
+  const what = stopped ? `the first ${orders.length} orders (reading stopped after ${bytes} bytes)` : `${orders.length} orders`;
+  return `200, ${what}, first byte after ${Math.round(firstByteMs)} ms, X-Request-Id ${requestIdSeen(watch)}`;
+};
+
+/** The first page of the v2 list (of `status` orders, if given), through `listOrderPages()`. */
+const firstPage = async (client: StoreOrdersClient, timeoutMs: number, status?: 'pending'): Promise<OrderPage> => {
+  for await (const page of client.listOrderPages({ ...(status === undefined ? {} : { status }), timeoutMs })) return page;
+  return fail('the v2 list gave no page');
+};
+
+/** The first v2 page (of `status` orders, if given) holds valid orders. */
+const checkPage = async (options: SmokeOptions, status?: 'pending') => {
+  const watch = watchedFetch();
+  const client = clientFor(options, watch);
+  const page = await withinTier(() => firstPage(client, options.timeoutMs, status)).catch((error: unknown) => unexpected(200, error));
+  checkOrders(page.orders, status);
+  const more = page.cursor === undefined ? 'the last page' : 'more pages after it';
+  return `200, ${page.orders.length} orders, ${more}, X-Request-Id ${requestIdSeen(watch)}`;
+};
+
+/** The call (which resolves to its success status) fails with the Error record `code` and status `status`, or the check fails. */
+const expectClientError = async (call: () => Promise<number>, status: number, code: string) => {
+  let succeeded: number;
+  try {
+    succeeded = await call();
+  } catch (error) {
+    if (!(error instanceof StoreOrdersError) || error.status === 0) throw error;
+    if (error.status !== status || error.code !== code)
+      fail(`expected ${status} ${code}, got ${error.status} ${error.code}: ${error.message.slice(0, 200)}`);
+    return `${status} ${code}, X-Request-Id ${error.requestId ?? fail('no X-Request-Id header')}`;
+  }
+  return fail(`expected ${status} ${code}, got ${succeeded}`);
+};
+
+/** A request the client has no call for (an unknown route), answered as it is. */
+const rawAnswer = async (options: SmokeOptions, path: string): Promise<Answer> => {
+  const started = performance.now();
+  const headers = { Authorization: `Bearer ${options.key}` };
+  const response = await fetch(`${options.baseUrl}${path}`, { headers, signal: AbortSignal.timeout(options.timeoutMs) });
+  const body = await response.text();
+  return { status: response.status, headers: response.headers, body, firstByteMs: performance.now() - started };
+};
+
+/** The first order of the v1 list, read with `key` (so that a wrong key meets the list's authorizer). */
+const firstListed = async (client: StoreOrdersClient, timeoutMs: number) => {
+  for await (const _order of client.listOrders({ timeoutMs })) break;
+  return 200;
+};
+
+const checks = (options: SmokeOptions): Check[] => {
+  const wrongKey = watchedFetch();
+  const cancels = watchedFetch();
+  const cancel = (id: bigint) =>
+    withinTier(async () => (await clientFor(options, cancels).cancelOrder(id, { timeoutMs: options.timeoutMs }), 204));
+  return [
+    { name: 'list', run: () => checkList(options, 'identity') },
+    { name: 'list with gzip', run: () => checkList(options, 'gzip') },
+    { name: 'v2 page', run: () => checkPage(options) },
+    { name: 'v2 page of pending orders', run: () => checkPage(options, 'pending') },
+    {
+      name: 'wrong key',
+      run: async () => {
+        const client = clientFor(options, wrongKey, 'smoke-test-key-that-is-not-valid');
+        const line = await expectClientError(() => firstListed(client, options.timeoutMs), 401, 'unauthorized');
+        if (wrongKey.seen.headers.get('www-authenticate') !== 'Bearer') fail('401 without WWW-Authenticate: Bearer');
+        return line;
+      },
+    },
+    {
+      name: 'unknown route',
+      run: async () => expectError(await rawAnswer(options, '/smoke/no-such-route'), 404, 'route_not_found'),
+    },
+    {
+      name: 'cancel an id that cannot exist',
+      run: () => expectClientError(() => cancel(idThatCannotExist), 404, 'order_not_found'),
+    },
+    ...(options.cancel === undefined
+      ? []
+      : [
+          {
+            name: `cancel order ${options.cancel}`,
+            run: async () => {
+              await cancel(options.cancel!).catch((error: unknown) => unexpected(204, error));
+              return `204, X-Request-Id ${requestIdSeen(cancels)}`;
+            },
+          },
+        ]),
+  ];
+};
+
+/** Why a check failed, in one line. */
+const reasonOf = (error: unknown, options: SmokeOptions) =>
+  error instanceof Error ? (error.name === 'TimeoutError' ? `no answer within ${options.timeoutMs} ms` : error.message) : String(error);
+
+/** Runs every check and prints one line each and a summary; resolves to the number of checks that failed. */
+export const smoke = async (options: SmokeOptions, out: (line: string) => void = console.log): Promise<number> => {
+  out(`Smoke test of ${options.baseUrl} (${options.cancel === undefined ? 'read-only' : `may cancel order ${options.cancel}`})`);
+  let failed = 0;
+  const all = checks(options);
+  for (const { name, run } of all) {
+    try {
+      out(`PASS  ${name}: ${await run()}`);
+    } catch (error) {
+      failed += 1;
+      out(`FAIL  ${name}: ${reasonOf(error, options)}`);
+    }
+  }
+  out(failed === 0 ? `All ${all.length} checks passed.` : `${failed} of ${all.length} checks FAILED.`);
+  return failed;
 };
 
 /** The answer's X-Request-Id (every answer carries one), or a failure. */
@@ -121,17 +282,6 @@ export const expectError = (answer: Answer, status: number, code: string) => {
   if (!parsed.success || parsed.data.code !== code || parsed.data.status !== status)
     fail(`expected the Error record {code: ${code}, status: ${status}}, got ${answer.body.slice(0, 200)}`);
   return `${status} ${code}, X-Request-Id ${requestIdOf(answer)}`;
-};
-
-/** The list answers 200 with a JSON array of valid orders. */
-const checkList = async (options: Options, encoding: 'identity' | 'gzip') => {
-  const headers = { Authorization: `Bearer ${options.key}`, 'Accept-Encoding': encoding };
-  const answer = await call(options, 'GET', '/store/orders', headers, options.listBytes);
-  if (encoding === 'gzip' && answer.status === 200 && answer.headers.get('content-encoding') !== 'gzip')
-    fail('asked for gzip, got no Content-Encoding: gzip');
-  const list = listedOrders(answer.cut ? { ...answer, body: completeOrdersOf(answer.body) } : answer);
-  const what = answer.cut ? `the first ${list.length} orders (reading stopped after ${options.listBytes} bytes)` : `${list.length} orders`;
-  return `200, ${what}, first byte after ${Math.round(answer.firstByteMs)} ms, X-Request-Id ${requestIdOf(answer)}`;
 };
 
 /**
@@ -175,118 +325,4 @@ export const listedOrders = (answer: Answer): unknown[] => {
   const invalid = list.findIndex((entry) => !orderSchema.safeParse(entry).success);
   if (invalid >= 0) fail(`order ${invalid} is not a valid Order: ${JSON.stringify(list[invalid]).slice(0, 200)}`);
   return list;
-};
-
-const checks = (options: Options): Check[] => {
-  const auth = { Authorization: `Bearer ${options.key}` };
-  return [
-    { name: 'list', run: () => checkList(options, 'identity') },
-    { name: 'list with gzip', run: () => checkList(options, 'gzip') },
-    {
-      name: 'wrong key',
-      run: async () => {
-        const answer = await call(options, 'GET', '/store/orders', { Authorization: 'Bearer smoke-test-key-that-is-not-valid' });
-        if (answer.headers.get('www-authenticate') !== 'Bearer') fail('401 without WWW-Authenticate: Bearer');
-        return expectError(answer, 401, 'unauthorized');
-      },
-    },
-    {
-      name: 'unknown route',
-      run: async () => expectError(await call(options, 'GET', '/smoke/no-such-route', auth), 404, 'route_not_found'),
-    },
-    {
-      name: 'cancel an id that cannot exist',
-      run: async () => expectError(await call(options, 'DELETE', `/store/orders/${idThatCannotExist}`, auth), 404, 'order_not_found'),
-    },
-    ...(options.cancel === undefined
-      ? []
-      : [
-          {
-            name: `cancel order ${options.cancel}`,
-            run: async () => {
-              const answer = await call(options, 'DELETE', `/store/orders/${options.cancel}`, auth);
-              if (answer.status !== 204) fail(`expected 204, got ${answer.status}: ${answer.body.slice(0, 200)}`);
-              return `204, X-Request-Id ${requestIdOf(answer)}`;
-            },
-          },
-        ]),
-  ];
-};
-
-const readOptions = (argv: string[], env: NodeJS.ProcessEnv): Options => {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      'base-url': { type: 'string' },
-      cancel: { type: 'string' },
-      'timeout-ms': { type: 'string' },
-      'list-bytes': { type: 'string' },
-    },
-  });
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const baseUrl = values['base-url'];
-  if (baseUrl === undefined) throw new UsageError('--base-url is required');
-  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol))
-    throw new UsageError(
-      `--base-url must be an http(s) URL such as https://abc123.execute-api.eu-west-1.amazonaws.com/production/v1; got "${baseUrl}"`,
-    );
-  if (new URL(baseUrl).protocol === 'http:' && !isLoopback(new URL(baseUrl)))
-    throw new UsageError(
-      `--base-url may use http:// only for this machine (localhost, 127.0.0.1, [::1]): the key would cross the network in clear; use https://. Got "${baseUrl}"`,
-    );
-  const key = env.STORE_API_KEY;
-  if (key === undefined || key === '') throw new UsageError('STORE_API_KEY must hold the API key to call the stage with');
-  const timeoutMs = Number(values['timeout-ms'] ?? '10000');
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
-    throw new UsageError(`--timeout-ms must be a positive whole number; got "${values['timeout-ms']}"`);
-  const listBytes = values['list-bytes'] === undefined ? undefined : Number(values['list-bytes']);
-  if (listBytes !== undefined && !(Number.isInteger(listBytes) && listBytes >= 1))
-    throw new UsageError(`--list-bytes must be a positive whole number; got "${values['list-bytes']}"`);
-  let cancel: string | undefined;
-  if (values.cancel !== undefined) {
-    try {
-      cancel = parseOrderId(values.cancel);
-    } catch {
-      throw new UsageError(`--cancel must be an order id (a base-10 int64); got "${values.cancel}"`);
-    }
-  }
-  return {
-    baseUrl: baseUrl.replace(/\/+$/, ''),
-    key,
-    timeoutMs,
-    ...(cancel === undefined ? {} : { cancel }),
-    ...(listBytes === undefined ? {} : { listBytes }),
-  };
-};
-
-/** Runs every check and prints one line each and a summary; resolves to the exit code. */
-export const smoke = async (argv: string[], env: NodeJS.ProcessEnv = process.env, out: (line: string) => void = console.log) => {
-  let options: Options;
-  try {
-    options = readOptions(argv, env);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    out(`smoke: ${error.message}\n\n${usage}`);
-    return 2;
-  }
-  out(`Smoke test of ${options.baseUrl} (${options.cancel === undefined ? 'read-only' : `may cancel order ${options.cancel}`})`);
-  let failed = 0;
-  const all = checks(options);
-  for (const { name, run } of all) {
-    try {
-      out(`PASS  ${name}: ${await run()}`);
-    } catch (error) {
-      failed += 1;
-      const reason =
-        error instanceof Error
-          ? error.name === 'TimeoutError'
-            ? `no answer within ${options.timeoutMs} ms`
-            : error.message
-          : String(error);
-      out(`FAIL  ${name}: ${reason}`);
-    }
-  }
-  out(failed === 0 ? `All ${all.length} checks passed.` : `${failed} of ${all.length} checks FAILED.`);
-  return failed === 0 ? 0 : 1;
 };

@@ -177,9 +177,9 @@ export const bundleCanaryScript = (outputDir: string): string => {
 };
 
 /**
- * Synthetics' Node.js runtime without a browser, on Lambda's Node.js 22: the smoke check reads ids
- * exactly through JSON.parse's source text, which Node.js 20 (syn-nodejs-3.x) lacks. aws-cdk-lib
- * 2.276 names runtimes up to syn-nodejs-3.1 only, hence the name written out.
+ * Synthetics' Node.js runtime without a browser, on Lambda's Node.js 22 (the smoke check reads
+ * through the client, which would also run on Node.js 20's syn-nodejs-3.x; the newer runtime stays).
+ * aws-cdk-lib 2.276 names runtimes up to syn-nodejs-3.1 only, hence the name written out.
  */
 export const canaryRuntime = new synthetics.Runtime('syn-nodejs-4.1', synthetics.RuntimeFamily.NODEJS);
 

@@ -11,7 +11,7 @@ import type { Construct } from 'constructs';
 import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
 import { listLeaseAttributes } from '../../shared/list-leases.ts';
 import { cursorSecretName } from '../../shared/cursor-keys.ts';
-import { statusIndex } from '../../shared/orders-repository.ts';
+import { statusIndex } from '../../shared/status-index.ts';
 import { basePath, resourcePath, routes } from '../../shared/routes.ts';
 import { accessLogFormat, addGatewayResponses } from './api-gateway.ts';
 import type { FunctionName } from '../function-settings.ts';
@@ -29,6 +29,7 @@ import {
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
 import { PreTrafficHook, SyntheticClient, secretArn } from './release-checks.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';
+import { addStatusIndex } from './status-index.ts';
 import { tableOperations } from './table-operations.ts';
 
 export interface StoreOrdersStackProps extends StackProps {
@@ -162,14 +163,7 @@ export class StoreOrdersStack extends Stack {
       tableName: ordersTableName,
       partitionKey: { name: 'id', type: dynamodb.AttributeType.NUMBER },
     });
-    // The v2 list's status filter Queries it (docs/decisions.md#v2-list-access-paths). DynamoDB writes
-    // it with every order that has a string status: one more write per order write.
-    orders.addGlobalSecondaryIndex({
-      indexName: statusIndex.name,
-      partitionKey: { name: statusIndex.partitionKey, type: dynamodb.AttributeType.STRING },
-      projectionType: dynamodb.ProjectionType.INCLUDE,
-      nonKeyAttributes: [...statusIndex.projected],
-    });
+    addStatusIndex(orders, this.config);
     return [
       orders,
       new dynamodb.Table(this, 'ApiKeysTable', {

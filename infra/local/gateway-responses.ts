@@ -14,7 +14,19 @@ import {
 import { bodyPending } from './gateway-requests.ts';
 import { decodeStreamed, LambdaResponseStream, type ProxyResult } from './lambda-runtime.ts';
 
-/** An Error record of `code`; a connection whose answer has begun is cut instead. */
+/**
+ * Aborts a connection whose answer has begun and cannot be completed: a reset (TCP RST), which
+ * reaches the client at once, even one that has stopped reading. A plain close would queue its
+ * FIN behind the megabytes a paused client has not taken, and its connection would stay open
+ * until it read them all.
+ */
+const abort = (res: ServerResponse) => {
+  const socket = res.socket;
+  if (socket !== null && !socket.destroyed) socket.resetAndDestroy();
+  else res.destroy();
+};
+
+/** An Error record of `code`; a connection whose answer has begun is aborted instead. */
 export const sendError = (
   res: ServerResponse,
   requestId: string,
@@ -22,7 +34,7 @@ export const sendError = (
   headers: Record<string, string> = errorHeaders(code),
 ) => {
   if (res.headersSent) {
-    res.destroy();
+    abort(res);
     return;
   }
   const record = errorRecord(code);
@@ -96,11 +108,11 @@ export class GatewayResponseStream extends LambdaResponseStream {
 
   /**
    * A stream the function ends with an error (a list cut mid-stream) aborts its client's
-   * connection, as API Gateway does: the client sees the answer fail, and the socket is not left
-   * open without an end.
+   * connection, as API Gateway does: the client sees the answer fail at once, paused or not, and
+   * the socket is not left open without an end.
    */
   override _destroy(error: Error | null, callback: (error?: Error | null) => void) {
-    if (error !== null && !this.res.writableFinished) this.res.destroy();
+    if (error !== null && !this.res.writableFinished) abort(this.res);
     callback(error);
   }
 

@@ -3,6 +3,7 @@
  * tables, demo orders or SEED_FILE, a local API key, and the local gateway in front of the
  * real handlers. The environment contract is documented in docs/developing.md#configuration.
  */
+import './service-name.ts'; // first: the shared modules' logger is made when they are imported
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
 import { bearerTokenPattern, findActiveKey } from '../../shared/api-keys.ts';

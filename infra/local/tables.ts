@@ -7,7 +7,7 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import type { DocumentClient } from '../../shared/dynamo.ts';
-import { statusIndex } from '../../shared/orders-repository.ts';
+import { statusIndex } from '../../shared/status-index.ts';
 
 /** The key schemas the deployed tables have (infra/cdk/store-orders-stack.ts), for local and test tables. */
 type TableKey = Pick<CreateTableCommandInput, 'AttributeDefinitions' | 'KeySchema' | 'GlobalSecondaryIndexes'>;

@@ -3,8 +3,99 @@
  * `npm start`), the command to run right after `cdk deploy` and the one the pipeline runs after
  * each stage. The key comes from STORE_API_KEY. Read-only, unless `--cancel <orderId>` names an
  * order it may cancel. One line per check, a summary, exit code 1 on any mismatch (2 on a usage
- * error), and a timeout on every request. The checks themselves: shared/smoke-check.ts.
+ * error), and a timeout on every request. This file reads the command line; the checks themselves
+ * (which also ship in the canary) are shared/smoke-check.ts.
  */
-import { smoke } from '../../shared/smoke-check.ts';
+import { parseArgs } from 'node:util';
+import { parseOrderId } from '../../shared/order-id.ts';
+import { type SmokeOptions, smoke } from '../../shared/smoke-check.ts';
 
-void smoke(process.argv.slice(2)).then((code) => (process.exitCode = code));
+const usage = `Usage: npm run smoke -- --base-url <url> [--cancel <orderId>] [--timeout-ms <ms>] [--list-bytes <n>]
+  with the key in STORE_API_KEY (read it without echo: read -rs STORE_API_KEY && export STORE_API_KEY)
+
+  --base-url <url>     the stage's base URL, ending in /v1 (the stack output BaseUrl); https://, or
+                       http:// only to this machine (localhost, 127.0.0.0/8, [::1])
+  --cancel <orderId>   also cancel this order (it must be pending or cancelled): the only write
+  --timeout-ms <ms>    the most any one request may take (default 10000)
+  --list-bytes <n>     read about n bytes of each v1 list (up to the end of the chunk that reaches
+                       n) and check the orders in them (default: all)`;
+
+export class UsageError extends Error {}
+
+/**
+ * Plain http:// would send the key in clear to every network hop, so it is accepted only for a
+ * server on this machine (npm start). The hostname is checked as written: `localhost`, an IPv4
+ * loopback address or `[::1]`.
+ */
+const isLoopback = (url: URL) => url.hostname === 'localhost' || url.hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(url.hostname);
+
+/** The base URL, checked: http(s), ending in /v1, and http:// only to this machine. */
+const readBaseUrl = (baseUrl: string | undefined): string => {
+  if (baseUrl === undefined) throw new UsageError('--base-url is required');
+  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol))
+    throw new UsageError(
+      `--base-url must be an http(s) URL such as https://abc123.execute-api.eu-west-1.amazonaws.com/production/v1; got "${baseUrl}"`,
+    );
+  if (new URL(baseUrl).protocol === 'http:' && !isLoopback(new URL(baseUrl)))
+    throw new UsageError(
+      `--base-url may use http:// only for this machine (localhost, 127.0.0.1, [::1]): the key would cross the network in clear; use https://. Got "${baseUrl}"`,
+    );
+  const trimmed = baseUrl.replace(/\/+$/, '');
+  if (!trimmed.endsWith('/v1')) throw new UsageError(`--base-url must end in /v1 (the stack output BaseUrl); got "${baseUrl}"`);
+  return trimmed;
+};
+
+/** A positive whole number, or a usage error naming the option. */
+const positive = (name: string, text: string): number => {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new UsageError(`--${name} must be a positive whole number; got "${text}"`);
+  return value;
+};
+
+const readCancel = (text: string): bigint => {
+  try {
+    return BigInt(parseOrderId(text));
+  } catch {
+    throw new UsageError(`--cancel must be an order id (a base-10 int64); got "${text}"`);
+  }
+};
+
+/** The smoke check's options from the command line and STORE_API_KEY, or a UsageError. */
+export const readSmokeOptions = (argv: string[], env: NodeJS.ProcessEnv): SmokeOptions => {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      'base-url': { type: 'string' },
+      cancel: { type: 'string' },
+      'timeout-ms': { type: 'string' },
+      'list-bytes': { type: 'string' },
+    },
+  });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const baseUrl = readBaseUrl(values['base-url']);
+  const key = env.STORE_API_KEY;
+  if (key === undefined || key === '') throw new UsageError('STORE_API_KEY must hold the API key to call the stage with');
+  return {
+    baseUrl,
+    key,
+    timeoutMs: positive('timeout-ms', values['timeout-ms'] ?? '10000'),
+    ...(values.cancel === undefined ? {} : { cancel: readCancel(values.cancel) }),
+    ...(values['list-bytes'] === undefined ? {} : { listBytes: positive('list-bytes', values['list-bytes']) }),
+  };
+};
+
+/** The command: its exit code is 0 when every check passed, 1 when one failed, 2 on a usage error. */
+const main = async (argv: string[], env: NodeJS.ProcessEnv): Promise<number> => {
+  let options: SmokeOptions;
+  try {
+    options = readSmokeOptions(argv, env);
+  } catch (error) {
+    if (!(error instanceof UsageError) && !(error instanceof TypeError)) throw error;
+    console.log(`smoke: ${error.message}\n\n${usage}`);
+    return 2;
+  }
+  return (await smoke(options)) === 0 ? 0 : 1;
+};
+
+void main(process.argv.slice(2), process.env).then((code) => (process.exitCode = code));

@@ -69,7 +69,7 @@ describe('the packed client package, installed into an empty folder', () => {
     await rm(work, { recursive: true, force: true });
   });
 
-  it('holds the built ESM, its declarations, README and LICENSE, and no source or runtime dependency', async () => {
+  it('holds the built ESM, its declarations, README and LICENSE, and no source or runtime dependency; the project records the tarball', async () => {
     const installed = join(folder, 'node_modules/@store-orders/client');
     const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest).toMatchObject({ name: '@store-orders/client', type: 'module', license: 'MIT' });
@@ -77,6 +77,9 @@ describe('the packed client package, installed into an empty folder', () => {
     for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/generated/openapi.d.ts', 'README.md', 'LICENSE'])
       expect(existsSync(join(installed, file)), file).toBe(true);
     expect(existsSync(join(installed, 'src'))).toBe(false);
+    // The store's project names the tarball, so no later install asks a registry for the name (docs/api.md: Installing it safely).
+    const app = JSON.parse(await readFile(join(folder, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    expect(app.dependencies?.['@store-orders/client']).toMatch(/^file:.*store-orders-client-0\.1\.0\.tgz$/);
   });
 
   const nodes = [process.execPath, ...(existsSync('/usr/bin/node') ? ['/usr/bin/node'] : [])];

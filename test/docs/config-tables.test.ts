@@ -52,11 +52,19 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
       `${c.data.removalPolicy === 'retain' ? 'kept' : 'kept (removed only if their first deploy fails)'}; ${c.data.deletionProtection ? 'on' : 'off'}`,
     shows: ['data'],
   },
-  'alarm thresholds: 5xx %, cancel p99 ms, list first byte p99 ms, function or authorizer failures, refused keys (per 5 min)': {
-    cell: ({ alarms: a }) =>
-      [a.serverErrorRatePercent, a.cancelP99LatencyMs, a.listFirstByteP99Ms, a.functionErrors, a.authFailures].join(', '),
-    shows: ['alarms'],
-  },
+  'alarm thresholds: 5xx %, cancel p99 ms, list first byte p99 ms, v2 page p99 ms, function or authorizer failures, refused keys (per 5 min)':
+    {
+      cell: ({ alarms: a }) =>
+        [
+          a.serverErrorRatePercent,
+          a.cancelP99LatencyMs,
+          a.listFirstByteP99Ms,
+          a.pagedListP99LatencyMs,
+          a.functionErrors,
+          a.authFailures,
+        ].join(', '),
+      shows: ['alarms'],
+    },
   '5xx-rate alarm: judged in 5 minutes with at least this many requests': {
     cell: ({ alarms: a }) => String(a.serverErrorMinRequests),
     shows: ['alarms'],
@@ -73,6 +81,10 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
   "every request needs its key's usage identifier (the tiers' limits apply)": {
     cell: (c) => yesNo(c.requireUsageKey),
     shows: ['requireUsageKey'],
+  },
+  'the orders table has the status index ([deployed alone](#the-status-index))': {
+    cell: (c) => yesNo(c.ordersStatusIndex),
+    shows: ['ordersStatusIndex'],
   },
   'alarm e-mail, custom domain': {
     // "none", possibly followed by how to set them; a stage that sets either must name it.

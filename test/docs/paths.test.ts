@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { docPages } from '../lib/doc-pages.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
-/** Files the docs name that are built, not committed (`npm run docs`). */
-const built = new Set(['docs/api-reference.html']);
+/** Files the docs name that are built, not committed (`npm run docs`; the client's build, `npm pack` in client/). */
+const built = new Set(['docs/api-reference.html', 'client/dist/']);
 
 /** Backticked paths under the project's own top-level folders. */
 export const pathsNamed = (markdown: string): string[] => [

@@ -65,6 +65,7 @@ describe('npm start', () => {
     );
     expect(JSON.parse(logLine ?? 'null')).toMatchObject({
       level: 'INFO',
+      service: 'store-orders-local',
       operation: 'cancelOrder',
       order_id: '2',
       statusCode: 409,

@@ -101,6 +101,18 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
       EvaluationPeriods: 5,
       DatapointsToAlarm: 3,
     });
+    // A v2 page's own threshold, chosen from the bench's page latency (docs/decisions.md#v2-list-access-paths).
+    expect(alarmNamed('PagedListLatencyP99')).toMatchObject({
+      MetricName: 'Latency',
+      Namespace: 'AWS/ApiGateway',
+      ExtendedStatistic: 'p99',
+      Dimensions: expect.arrayContaining([
+        { Name: 'Method', Value: 'GET' },
+        { Name: 'Resource', Value: '/v2/store/orders' },
+      ]),
+      Threshold: config.alarms.pagedListP99LatencyMs,
+      DatapointsToAlarm: 3,
+    });
     expect(alarmNamed('ListFirstByteP99')).toMatchObject({
       MetricName: metricNames.listFirstByte,
       Namespace: 'StoreOrders',

@@ -5,38 +5,42 @@
  * both alike. Also the parsers alone on the same text held in memory (no service, no network):
  * the client's streaming parser in 64 KiB chunks against `JSON.parse`.
  */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { JsonArrayStream, StoreOrdersClient } from '../../client/src/index.ts';
 import { median } from './bench-report.ts';
 
-/** What the process holds for JS: V8 heap plus Buffers outside it (response chunks). */
-const jsMemory = () => {
-  const usage = process.memoryUsage();
-  return usage.heapUsed + usage.external;
+/** One read of the list in a child process of its own (list-reader.ts): its time and growth. */
+type OwnProcessRead = { orders: number; ms: number; liveGrowth: number; rssGrowth: number; rssPeakWasStartup: boolean };
+
+const run = promisify(execFile);
+const reader = fileURLToPath(new URL('./list-reader.ts', import.meta.url));
+
+const readInOwnProcess = async (mode: 'client' | 'parse', baseUrl: string, apiKey: string): Promise<OwnProcessRead> => {
+  const args = ['--expose-gc', reader, mode, baseUrl];
+  const { stdout } = await run(process.execPath, args, { env: { ...process.env, BENCH_API_KEY: apiKey } });
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as OwnProcessRead;
 };
 
 /**
- * Peak live memory growth while `task` runs: a full GC before the start and before each sample
- * (every 20 ms), so only what is really held counts. A synchronous peak (inside one JSON.parse)
- * can be missed; what a read holds across awaits (chunks, parsed orders) cannot.
+ * Peak memory growth, each read in a fresh process of its own (alternating, `reps` of each), so
+ * that neither the service (in the bench's process) nor the other reader counts: live memory (a
+ * full GC before each sample) and the process's peak RSS, which also sees the inside of one
+ * synchronous JSON.parse and garbage not yet collected.
  */
-const liveGrowth = async (task: () => Promise<unknown>, gc: () => void): Promise<number> => {
-  gc();
-  const start = jsMemory();
-  let peak = start;
-  const timer = setInterval(() => {
-    gc();
-    peak = Math.max(peak, jsMemory());
-  }, 20);
-  try {
-    await task();
-    gc();
-    return Math.max(peak, jsMemory()) - start;
-  } finally {
-    clearInterval(timer);
-  }
+const memoryInOwnProcesses = async (baseUrl: string, apiKey: string, reps: number, orders: number) => {
+  const reads = { client: [] as OwnProcessRead[], parse: [] as OwnProcessRead[] };
+  for (let rep = 1; rep <= reps; rep++)
+    for (const mode of ['parse', 'client'] as const) {
+      const read = await readInOwnProcess(mode, baseUrl, apiKey);
+      if (read.orders !== orders) throw new Error(`${mode} in its own process read ${read.orders} orders, not ${orders}`);
+      reads[mode].push(read);
+    }
+  return reads;
 };
 
-/** Targets: the time ratio of the issue, and peak memory growth under a tenth of the response. */
+/** Targets: the time ratio of the issue, and peak live memory growth (own process) under a tenth of the response. */
 export const clientTargets = { timeRatio: 1.3, memoryShareOfBody: 0.1 };
 
 const timed = async <T>(task: () => Promise<T>) => {
@@ -50,10 +54,9 @@ export const benchClient = async (options: {
   apiKey: string;
   orders: number;
   reps: number;
-  gc: () => void;
   log: (message: string) => void;
 }) => {
-  const { baseUrl, apiKey, gc } = options;
+  const { baseUrl, apiKey } = options;
   const client = new StoreOrdersClient({ baseUrl, apiKey });
   const viaClient = async () => {
     let count = 0;
@@ -83,9 +86,8 @@ export const benchClient = async (options: {
     parseMs.push((await timed(viaParse)).ms);
     clientMs.push((await timed(viaClient)).ms);
   }
-  // Live memory (a full GC before each sample): what each really holds at its peak.
-  const parseLive = await liveGrowth(viaParse, gc);
-  const clientLive = await liveGrowth(viaClient, gc);
+  options.log(`  memory: ${options.reps} reads of each, every one in a process of its own (list-reader.ts)`);
+  const own = await memoryInOwnProcesses(baseUrl, apiKey, options.reps, options.orders);
   // The parsers alone, on the text in memory.
   const bodyText = await fetchText();
   const parserMs = { jsonParse: [] as number[], stream: [] as number[] };
@@ -104,7 +106,7 @@ export const benchClient = async (options: {
       ).ms,
     );
   }
-  return { bodyBytes, parseMs, clientMs, parseLive, clientLive, parserMs };
+  return { bodyBytes, parseMs, clientMs, own, parserMs };
 };
 
 export type ClientBench = Awaited<ReturnType<typeof benchClient>>;
@@ -115,22 +117,34 @@ const ms = (values: number[]) => `${Math.round(median(values))} ms`;
 /** The lines of the report and its targets. */
 export const clientReport = (b: ClientBench, orders: number) => {
   const timeRatio = median(b.clientMs) / median(b.parseMs);
-  const memoryShare = b.clientLive / b.bodyBytes;
+  const grown = (reads: OwnProcessRead[]) => ({
+    live: median(reads.map((read) => read.liveGrowth)),
+    rss: median(reads.map((read) => read.rssGrowth)),
+    // The growth is an upper bound when the process's start-up had already reached a higher peak.
+    bound: reads.some((read) => read.rssPeakWasStartup) ? ' (at most: start-up peaked higher)' : '',
+  });
+  const client = grown(b.own.client);
+  const parse = grown(b.own.parse);
+  const memoryShare = client.live / b.bodyBytes;
   const targets = [
     { name: 'client list time / fetch + JSON.parse', value: timeRatio, target: clientTargets.timeRatio },
-    { name: 'client list peak live memory / response size', value: memoryShare, target: clientTargets.memoryShareOfBody },
+    {
+      name: 'client list peak live memory growth (own process) / response size',
+      value: memoryShare,
+      target: clientTargets.memoryShareOfBody,
+    },
   ].map((t) => ({ ...t, verdict: t.value <= t.target ? 'ok' : 'MISS' }));
   const text = [
     '',
     `Client package (@store-orders/client), ${orders} orders, response ${mb(b.bodyBytes)} (medians):`,
-    `  fetch + JSON.parse (ids rounded)   ${ms(b.parseMs)}   peak live memory growth ${mb(b.parseLive)}`,
-    `  client.listOrders() (ids exact)    ${ms(b.clientMs)}   peak live memory growth ${mb(b.clientLive)}`,
+    `  fetch + JSON.parse (ids rounded)   ${ms(b.parseMs)}   own process: peak live growth ${mb(parse.live)}, peak RSS growth ${mb(parse.rss)}${parse.bound}`,
+    `  client.listOrders() (ids exact)    ${ms(b.clientMs)}   own process: peak live growth ${mb(client.live)}, peak RSS growth ${mb(client.rss)}${client.bound}`,
     `  parsers alone on the same text: JSON.parse ${ms(b.parserMs.jsonParse)}, client's streaming parser ${ms(b.parserMs.stream)}`,
     ...targets.map((t) => `  ${t.verdict === 'ok' ? 'ok  ' : 'MISS'} ${t.name}: ${t.value.toFixed(2)} (target ≤ ${t.target})`),
   ];
   return {
     text: text.join('\n'),
-    json: { ...b, timeRatio, memoryShare, targets },
+    json: { ...b, timeRatio, memoryShare, memory: { client, parse }, targets },
     missed: targets.filter((t) => t.verdict === 'MISS').length,
   };
 };

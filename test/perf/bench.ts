@@ -490,7 +490,7 @@ const main = async () => {
     // Before the cancels, which add orders of their own: the client lists exactly the seeded ones.
     step('client package: list', `${settings.reps} rounds of fetch + JSON.parse and of the client (bench-client.ts)`);
     const clientBench = clientReport(
-      await benchClient({ baseUrl: gateway.url, apiKey: key, orders: settings.orders, reps: settings.reps, gc, log }),
+      await benchClient({ baseUrl: gateway.url, apiKey: key, orders: settings.orders, reps: settings.reps, log }),
       settings.orders,
     );
     const cancelled = await benchCancel(orders, raw, gateway, auth);

@@ -149,9 +149,19 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
       })),
       http('list-after-gone', 'GET', '/store/orders'),
     ]);
+    // Clients gone before the function began, answered with an Error record (which middy writes
+    // with write() and end()): DynamoDB down (503, no lease taken) and a store over the list's size
+    // limit (shortened; 406, the lease taken, then given back). Each invocation ends at once, not at
+    // the function's timeout.
+    runs.listGoneFailed = runBundle(deployed(list, names, down), [{ ...http('list-gone-down', 'GET', '/store/orders'), clientGone: true }]);
+    runs.listGoneRefused = runBundle(deployed(list, names, { ...endpoint, LIST_MAX_ORDERS: '1' }), [
+      { ...http('list-gone-too-large', 'GET', '/store/orders'), clientGone: true },
+    ]);
     leasesAfterRuns = async () => (await tables.client.send(new ScanCommand({ TableName: tables.listLeases.tableName }))).Items ?? [];
-    // A client that keeps reading, at 150,000 bytes/s, below the minimum rate: its list of 3,000
-    // orders (Scan pages of 1,000, about 100 KB each) is cut once it has waited LIST_STALL_SECONDS (shortened) for it.
+    // A client that keeps reading, at 50,000 bytes/s, a quarter of the minimum rate: its list of 3,000
+    // orders (Scan pages of up to 1,000, about 100 KB each, each taken within 2 s, inside the 3 s stall
+    // window) is cut once it has waited LIST_STALL_SECONDS (shortened) for it. The rate is judged only
+    // while the list waits for its client, so the client is slower than DynamoDB Local on a busy machine.
     const slowTables = await createTestTables(
       Array.from({ length: 3_000 }, (_, i) => order(String(10_000 + i), 'pending', { petId: String(i), quantity: '1', complete: false })),
     );
@@ -163,9 +173,9 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
           [logicalId(s, s.apiKeysTable)]: slowTables.apiKeys.tableName,
           [logicalId(s, s.listLeasesTable)]: slowTables.listLeases.tableName,
         },
-        { ...endpoint, LIST_STALL_SECONDS: '1' },
+        { ...endpoint, LIST_STALL_SECONDS: '3' },
       ),
-      [{ ...http('list-slow', 'GET', '/store/orders'), clientBytesPerSecond: 150_000 }],
+      [{ ...http('list-slow', 'GET', '/store/orders'), clientBytesPerSecond: 50_000 }],
     );
     slowLeases = async () => (await slowTables.client.send(new ScanCommand({ TableName: slowTables.listLeases.tableName }))).Items ?? [];
     runs.cancel = runBundle(deployed(cancel, names, endpoint), [
@@ -259,6 +269,21 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     for (let i = 0; i < config.tiers[config.defaultTier].concurrentLists; i++)
       expect(outcome('listGone', `list-gone-${i}`)).toMatchObject({ outcome: 'streamed' });
     expect(outcome('listGone', 'list-after-gone')).toMatchObject({ outcome: 'streamed', prelude: { statusCode: 200 } });
+    expect(await leasesAfterRuns()).toEqual([]);
+  });
+
+  it('ends at once a list that fails after its client left, and gives its lease back (no wait for the function timeout)', async () => {
+    for (const [run, name, status, code] of [
+      ['listGoneFailed', 'list-gone-down', 503, 'service_unavailable'],
+      ['listGoneRefused', 'list-gone-too-large', 406, 'list_too_large'],
+    ] as const) {
+      // The pipe into the destroyed stream is refused: the invocation ends with that error, its answer unsent.
+      expect(outcome(run, name)).toMatchObject({ outcome: 'streamed', error: 'Cannot pipe to a closed or destroyed stream' });
+      expect(runs[run]!.lines.find((line) => line.message === 'request failed' || line.message === 'request completed')).toMatchObject({
+        statusCode: status,
+        outcome: code,
+      });
+    }
     expect(await leasesAfterRuns()).toEqual([]);
   });
 

@@ -6,7 +6,9 @@
  * each must make the hook report Failed, naming what failed.
  */
 import { BatchWriteCommand, NumberValue, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { putOrders } from '../../infra/local/seed.ts';
+import { ensureStatusIndex } from '../../infra/local/tables.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canaryKeySecretName, canaryTier } from '../../shared/canary-key.ts';
 import { cursorSecretName } from '../../shared/cursor-keys.ts';
@@ -184,7 +186,7 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
       expect(value.failed[0]).toBe('list');
       for (const line of value.lines.slice(3))
         expect(line).toMatch(
-          /^(PASS {2}(v2 page|cancel of )|FAIL {2}(v2 page|cancel of .*): (not started: the checks reached their deadline|no answer before the deadline)$)/,
+          /^(PASS {2}(v2 page|cancel of )|FAIL {2}(v2 page.*|cancel of .*): (not started: the checks reached their deadline|no answer before the deadline)$)/,
         );
       expect(value.lines).toContainEqual(
         expect.stringMatching(/^FAIL {2}list: still busy at the deadline after \d+ tries \(last: throttled by Lambda\)$/),
@@ -214,6 +216,7 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
       'PASS  authorizer refuses a wrong key: Unauthorized',
       'PASS  list: 200, 3 valid orders (table item count 3)',
       'PASS  v2 page: 200, 3 orders on the first page',
+      'PASS  v2 page of pending orders: 200, 2 pending orders on the first page',
       expect.stringMatching(/^PASS {2}cancel of an absent order: order -\d+: 404 order_not_found, X-Request-Id pre-traffic-[0-9a-f]+$/),
       expect.stringMatching(/^PASS {2}cancel of a malformed id: order pre-traffic-check: 400 invalid_order_id/),
     ]);
@@ -235,6 +238,22 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
     },
     120_000,
   );
+
+  it('passes a stage whose status index is not ACTIVE yet when the filtered page answers 503 with Retry-After', async () => {
+    const table = { TableName: tables.orders.tableName };
+    await tables.client.send(
+      new UpdateTableCommand({ ...table, GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: 'status-index' } }] }),
+    );
+    try {
+      const { reports, value } = await runHook();
+      expect(reports.map((report) => report.status)).toEqual(['Succeeded']);
+      expect(value.lines).toContainEqual(
+        expect.stringMatching(/^PASS {2}v2 page of pending orders: the status index is not ACTIVE: 503 service_unavailable, X-Request-Id /),
+      );
+    } finally {
+      await ensureStatusIndex(tables.client, tables.orders.tableName);
+    }
+  }, 120_000);
 
   it('reports Failed, saying how to fix it, when the canary key was never created', async () => {
     const secret = fake.secrets.get(canaryKeySecretName(config.stage))!;

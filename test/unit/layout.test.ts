@@ -42,6 +42,31 @@ describe('the import rule for functions/ and shared/ (eslint.config.js)', () => 
     expect(errors).toHaveLength(2);
   });
 
+  it("allows shared/ the client's source entry and nothing else of client/ (dist/ exists only after a build)", async () => {
+    expect(
+      await ruleErrors(
+        "import { StoreOrdersClient } from '../client/src/index.ts';\nexport const all = [StoreOrdersClient];",
+        'shared/x.ts',
+      ),
+    ).toEqual([]);
+    const errors = await ruleErrors(
+      [
+        "import { exchange } from '../client/src/http.ts';",
+        "import { StoreOrdersClient } from '../client/dist/index.js';",
+        "import { smoke } from '../client/src/index.ts.bak';",
+        'export const all = [exchange, StoreOrdersClient, smoke];',
+      ].join('\n'),
+      'shared/x.ts',
+    );
+    expect(errors).toHaveLength(3);
+    expect(
+      await ruleErrors(
+        "import { StoreOrdersClient } from '../client/src/index.ts';\nexport const all = [StoreOrdersClient];",
+        'functions/x.ts',
+      ),
+    ).toHaveLength(1);
+  });
+
   it('allows shared/, a runtime dependency and a node: builtin', async () => {
     expect(
       await ruleErrors(

@@ -24,6 +24,10 @@ describe('SEED_FILE parsing', () => {
     ['a date that is not RFC 3339', '[{"id": 1, "shipDate": "tomorrow"}]', /entry 0 \(id 1\): shipDate/],
     ['a string complete flag', '[{"id": 1, "complete": "yes"}]', /entry 0 \(id 1\): complete/],
     ['an unknown field', '[{"id": 1, "stauts": "pending"}]', /entry 0 \(id 1\):.*stauts/],
+    // The status index's key: DynamoDB refuses a non-string or empty status once the index exists.
+    ['an empty status', '[{"id": 1, "status": ""}]', /entry 0 \(id 1\): status/],
+    ['a numeric status', '[{"id": 1, "status": 1}]', /entry 0 \(id 1\): status/],
+    ['a null status', '[{"id": 1, "status": null}]', /entry 0 \(id 1\): status/],
     ['an entry that is not an object', '[1]', /entry 0:/],
     ['a duplicate id', '[{"id": 5}, {"id": 6}, {"id": 5}]', /entry 2 \(id 5\) repeats the id of entry 0/],
   ])('refuses %s with a message naming the entry', (_, text, message) => {

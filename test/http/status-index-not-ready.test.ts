@@ -1,0 +1,44 @@
+import { DescribeTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { indexRetryAfterSeconds, statusIndex } from '../../shared/status-index.ts';
+import { order, request, startTestApi } from '../lib/local-api.ts';
+
+// A stage deployed with ordersStatusIndex false (docs/deploying.md#the-status-index): the orders
+// table has no status index, as a DynamoDB Local table whose index was deleted. The backfilling
+// index, which DynamoDB Local cannot hold on demand, is in test/unit/handler-faults.test.ts.
+let api: Awaited<ReturnType<typeof startTestApi>>;
+let v2: string;
+beforeAll(async () => {
+  api = await startTestApi([order('1', 'pending'), order('9007199254740993', 'shipped')], {
+    environment: { CURSOR_SECRETS: JSON.stringify({ current: 'test-cursor-secret-0123456789abcdef' }) },
+  });
+  v2 = api.url.replace(/\/v1$/, '/v2');
+  const table = { TableName: api.orders.tableName };
+  await api.client.send(new UpdateTableCommand({ ...table, GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: statusIndex.name } }] }));
+  for (let tries = 0; tries < 50; tries++) {
+    const { Table } = await api.client.send(new DescribeTableCommand(table));
+    if ((Table?.GlobalSecondaryIndexes ?? []).length === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the status index was not deleted');
+});
+afterAll(() => api.close());
+
+describe('GET /v2/store/orders on an orders table without the status index', () => {
+  it('answers a status filter 503 service_unavailable with Retry-After, never a 500', async () => {
+    const response = await request(v2, 'GET', '/store/orders?status=pending', api.auth);
+    expect(response.status).toBe(503);
+    expect(response.body).toEqual({
+      code: 'service_unavailable',
+      message: 'The status filter is not available yet: retry later, or read without status.',
+      status: 503,
+    });
+    expect(response.headers.get('retry-after')).toBe(String(indexRetryAfterSeconds));
+  });
+
+  it('still answers every read without a status filter, int64 exact', async () => {
+    const response = await request(v2, 'GET', '/store/orders?pageSize=10', api.auth);
+    expect(response.status).toBe(200);
+    expect([...response.text.matchAll(/"id":(-?\d+)/g)].map((m) => m[1]).sort()).toEqual(['1', '9007199254740993']);
+  });
+});
