@@ -5,25 +5,11 @@
  * (infra/operations.ts), the authorizer's beside it. No aws-cdk-lib here: the local run imports this module.
  */
 import type { Operation } from '../shared/routes.ts';
-import { authorizer, perOperation } from './operations.ts';
-import { type FunctionStage, serviceName } from './stage-config.ts';
+import { authorizer, type FunctionSettings, perOperation, type TableNames } from './operations.ts';
+import { serviceName } from './names.ts';
+import type { FunctionStage } from './stage-config.ts';
 
 export type FunctionName = Operation | 'authorizer';
-
-/** The deployed (or local) names of the stage's tables. */
-export type TableNames = { readonly orders: string; readonly apiKeys: string; readonly listLeases: string };
-
-export type FunctionSettings = {
-  /** The handler module, relative to the repository root; it exports `handler`. */
-  readonly handlerFile: string;
-  readonly description: string;
-  readonly memorySize: number;
-  readonly timeoutSeconds: number;
-  /** Only what this function reads (shared/config.ts). */
-  readonly environment: (stage: FunctionStage, tables: TableNames) => Record<string, string>;
-  /** At most this many invocations at once (Lambda reserved concurrency; the local gateway's limit); unset: no cap. */
-  readonly reservedConcurrency?: (stage: FunctionStage) => number;
-};
 
 export const functionSettings: Readonly<Record<FunctionName, FunctionSettings>> = {
   authorizer: authorizer.function,
@@ -37,6 +23,6 @@ export const functionSettings: Readonly<Record<FunctionName, FunctionSettings>> 
  */
 export const functionEnvironment = (name: FunctionName, stage: FunctionStage, tables: TableNames): Record<string, string> => ({
   ...functionSettings[name].environment(stage, tables),
-  POWERTOOLS_SERVICE_NAME: serviceName(stage),
+  POWERTOOLS_SERVICE_NAME: serviceName(stage.stage),
   POWERTOOLS_LOG_LEVEL: stage.logLevel,
 });

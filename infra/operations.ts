@@ -6,13 +6,32 @@
  * No aws-cdk-lib here: the local run imports this module.
  */
 import { z } from 'zod';
-import type { FunctionSettings } from './function-settings.ts';
-import type { FunctionStage } from './stage-config.ts';
+import { type FunctionStage, type StageConfig, stages } from './stage-config.ts';
 import { type OperationContract, orderWireSchema, wireInt64 } from './openapi/openapi.ts';
 import { cursorMaxAgeSeconds, cursorMaxLength } from '../shared/cursor.ts';
 import { cursorSecretName } from '../shared/cursor-keys.ts';
+import { maxListMs, minBytesPerSecond } from '../shared/list-cuts.ts';
 import { listStatuses, pageSizeBounds, partsBounds } from '../shared/list-query.ts';
 import { type Operation, routeOf } from '../shared/routes.ts';
+
+/** The deployed (or local) names of the stage's tables. */
+export type TableNames = { readonly orders: string; readonly apiKeys: string; readonly listLeases: string };
+
+/**
+ * What one Lambda function is (infra/function-settings.ts gathers them by function name). Here, beside
+ * the table that fills it in, so that neither module imports the other in a loop.
+ */
+export type FunctionSettings = {
+  /** The handler module, relative to the repository root; it exports `handler`. */
+  readonly handlerFile: string;
+  readonly description: string;
+  readonly memorySize: number;
+  readonly timeoutSeconds: number;
+  /** Only what this function reads (shared/config.ts); built by infra/function-settings.ts `functionEnvironment`. */
+  readonly environment: (stage: FunctionStage, tables: TableNames) => Record<string, string>;
+  /** At most this many invocations at once (Lambda reserved concurrency; the local gateway's limit); unset: no cap. */
+  readonly reservedConcurrency?: (stage: FunctionStage) => number;
+};
 
 /**
  * The DynamoDB actions a function's role allows on each table of its stage, and no more; a table
@@ -76,9 +95,12 @@ export const concurrentListsPerKey = (stage: FunctionStage): string => {
   return [...Object.keys(stage.tiers).map((tier) => `${tier}=${of(tier)}`), `*=${of(stage.defaultTier)}`].join(',');
 };
 
+/** AWS caps a streamed Lambda response at 200 MB. */
+const streamedResponseCapBytes = 200_000_000;
+
 /**
- * One list answer's byte budget: AWS caps a streamed Lambda response at 200 MB. The rest is
- * margin for orders larger than the measured ones and for an ItemCount that is hours old.
+ * One list answer's byte budget, below the streamed response's cap: the rest is margin for
+ * orders larger than the measured ones and for an ItemCount that is hours old.
  */
 export const listResponseBudgetBytes = 180_000_000;
 
@@ -87,6 +109,32 @@ export const listResponseBudgetBytes = 180_000_000;
  * 104 plain and 10 to 25 gzip-compressed, depending on how alike the orders are): docs/api.md#limits-of-the-deployed-list.
  */
 export const listBytesPerOrder = { plain: 128, gzip: 32 } as const;
+
+/** The most orders one list answers (LIST_MAX_ORDERS, LIST_MAX_ORDERS_GZIP): a larger store is refused before the first byte. */
+const listMaxOrders = {
+  plain: Math.floor(listResponseBudgetBytes / listBytesPerOrder.plain),
+  gzip: Math.floor(listResponseBudgetBytes / listBytesPerOrder.gzip),
+};
+
+const millions = (count: number) => `${(count / 1_000_000).toFixed(1)} million`;
+
+/**
+ * The v1 list's published description, its numbers from where the service takes them: the size
+ * limits above, the stage's tiers and stall window (infra/stage-config.ts), the cuts of a running
+ * list (shared/list-cuts.ts). One document serves every stage: it states `stage`'s (production's) limits.
+ */
+export const listOrdersDescription = (stage: StageConfig): string =>
+  'Every order in the store, cancelled ones included, as one JSON array. No order of the items is promised. ' +
+  'There is no filtering and no pagination in v1 (query parameters are ignored); both are planned for v2. ' +
+  'The array is streamed as the store is read; a client that sends `Accept-Encoding: gzip` receives it ' +
+  `gzip-compressed. One answer carries at most about ${millions(listMaxOrders.plain)} orders uncompressed and ${millions(listMaxOrders.gzip)} with gzip ` +
+  `(a streamed answer is capped at ${streamedResponseCapBytes / 1_000_000} MB): a larger store is refused with 406 \`list_too_large\` before the ` +
+  `first byte, never cut off. Lists are bounded while they run: in ${stage.stage} one key runs at most ${stage.tiers.standard.concurrentLists} at once (\`standard\` tier; ` +
+  `${stage.tiers.high.concurrentLists} for \`high\`), beyond which it gets 429 \`too_many_requests\`; when the service runs as many lists as it takes, ` +
+  'a new one gets 503 `service_unavailable` at once; both with `Retry-After`. A client that takes nothing of the ' +
+  `answer for ${stage.listStallSeconds} s has its list cut (the connection closes before the closing \`]\`); so has a client that takes less than ` +
+  `${minBytesPerSecond.toLocaleString('en-US')} bytes/s, averaged over each ${stage.listStallSeconds} s the answer waits for it, and a list still running after ` +
+  `${maxListMs / 60_000} minutes.`;
 
 /** The v2 list's page: its orders and, unless it is the last page, the cursor of the next one. */
 export const orderPageWireSchema = z
@@ -164,8 +212,8 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
         LIST_CONCURRENT_PER_KEY: concurrentListsPerKey(stage),
         LIST_STALL_SECONDS: String(stage.listStallSeconds),
         SCAN_SEGMENTS: String(stage.scanSegments),
-        LIST_MAX_ORDERS: String(Math.floor(listResponseBudgetBytes / listBytesPerOrder.plain)),
-        LIST_MAX_ORDERS_GZIP: String(Math.floor(listResponseBudgetBytes / listBytesPerOrder.gzip)),
+        LIST_MAX_ORDERS: String(listMaxOrders.plain),
+        LIST_MAX_ORDERS_GZIP: String(listMaxOrders.gzip),
       }),
       reservedConcurrency: (stage) => stage.listReservedConcurrency,
     },
@@ -180,16 +228,7 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
     integrationTimeoutSeconds: 15 * 60,
     alarms: { nearTimeout: { invocation: 'A list' }, errorsLessStalledCuts: true },
     contract: {
-      description:
-        'Every order in the store, cancelled ones included, as one JSON array. No order of the items is promised. ' +
-        'There is no filtering and no pagination in v1 (query parameters are ignored); both are planned for v2. ' +
-        'The array is streamed as the store is read; a client that sends `Accept-Encoding: gzip` receives it ' +
-        'gzip-compressed. One answer carries at most about 1.4 million orders uncompressed and 5.6 million with gzip ' +
-        '(a streamed answer is capped at 200 MB): a larger store is refused with 406 `list_too_large` before the ' +
-        'first byte, never cut off. Lists are bounded while they run: in production one key runs at most 2 at once (`standard` tier; ' +
-        '4 for `high`), beyond which it gets 429 `too_many_requests`; when the service runs as many lists as it takes, ' +
-        'a new one gets 503 `service_unavailable` at once; both with `Retry-After`. A client that takes nothing of the ' +
-        'answer for 30 s has its list cut (the connection closes before the closing `]`).',
+      description: listOrdersDescription(stages.production),
       success: {
         status: 200,
         description: 'Every order, as a JSON array.',
@@ -271,8 +310,8 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
         'across its pages; a page may hold fewer orders than `pageSize`, even none, without being the last. Filters: ' +
         '`status`, and a `shipDate` range (`shipDateFrom` inclusive, `shipDateTo` exclusive; an order without a shipDate ' +
         'never matches it). A split read (`part` k of `parts` n) reads one nth of the store; the n parts together are the ' +
-        'whole read. A cursor is bound to the stage, the filters and the part it was made for, and expires 24 hours after ' +
-        'it was issued.',
+        'whole read. A cursor is bound to the stage, the filters and the part it was made for, and expires ' +
+        `${cursorMaxAgeSeconds / 3600} hours after it was issued.`,
       queryParameters: pagedListQuery,
       success: {
         status: 200,

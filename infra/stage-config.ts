@@ -4,6 +4,7 @@
  */
 // Type-only: the key tool imports this module and must not pay for loading aws-cdk-lib.
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { stackName } from './names.ts';
 
 export type StageName = 'staging' | 'production';
 
@@ -97,9 +98,6 @@ export type Tier = {
    */
   readonly concurrentLists: number;
 };
-
-/** The usage plan of a tier: the stack names it so, and the key tool finds it by this name (infra/ops/usage-plans.ts). */
-export const usagePlanName = (stage: string, tier: string): string => `store-orders-${stage}-${tier}`;
 
 /** The local run's developer tier: no limits at all, so `npm run load` and `npm run bench` measure the service. */
 export const unlimitedTier = 'unlimited';
@@ -214,7 +212,7 @@ const canaryTier: Tier = {
 export const stages: Readonly<Record<StageName, StageConfig>> = {
   staging: {
     stage: 'staging',
-    stackName: 'StoreOrders-staging',
+    stackName: stackName('staging'),
     keyPrefix: 'so_test_',
     ordersTableName: 'store-orders-staging-orders',
     apiKeysTableName: 'store-orders-staging-api-keys',
@@ -271,7 +269,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
   },
   production: {
     stage: 'production',
-    stackName: 'StoreOrders-production',
+    stackName: stackName('production'),
     keyPrefix: 'so_live_',
     ordersTableName: 'store-orders-production-orders',
     apiKeysTableName: 'store-orders-production-api-keys',
@@ -327,12 +325,6 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     },
   },
 };
-
-/**
- * The Powertools service name of a stage: the `service` field of every log line and the
- * `service` dimension of every metric, so two stages in one account never mix their counts.
- */
-export const serviceName = (config: Pick<FunctionStage, 'stage'>): string => `store-orders-${config.stage}`;
 
 const oneListPerKey = (tiers: Readonly<Record<TierName, Tier>>) =>
   Object.fromEntries(Object.entries(tiers).map(([name, tier]) => [name, { ...tier, concurrentLists: 1 }])) as Record<TierName, Tier>;

@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { MiddlewareObj } from '@middy/core';
-import type { InvalidItemReport } from './orders-repository.ts';
+import type { InvalidItemReport } from './schemas.ts';
 
 /**
  * One structured JSON logger per function process. No service name here: constructor options

@@ -2,11 +2,10 @@ import { ConditionalCheckFailedException, DescribeTableCommand } from '@aws-sdk/
 import { NumberValue, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { callDeadline, type Deadline, type TableRef, toServiceError } from './dynamo.ts';
-import { type Order, orderStatus, storedOrderSchema } from './schemas.ts';
+import { type InvalidItemReport, type Order, orderStatus, storedOrderSchema } from './schemas.ts';
 import { statusIndex } from './status-index.ts';
 
-/** What listing does with an item another system stored in a shape the contract forbids. */
-export type InvalidItemReport = { id: unknown; fields: string[]; dropped: 'fields' | 'item' };
+export type { InvalidItemReport } from './schemas.ts';
 
 /**
  * Turns a stored item into an Order. Fields that break the table contract are left out (and

@@ -79,3 +79,9 @@ export const storedOrderSchema = z.object({
   complete: orderSchema.shape.complete,
   status: orderSchema.shape.status,
 });
+
+/**
+ * What listing does with an item another system stored in a shape the contract forbids
+ * (shared/orders-repository.ts `toOrder` makes it, shared/observability.ts reports it).
+ */
+export type InvalidItemReport = { id: unknown; fields: string[]; dropped: 'fields' | 'item' };

@@ -6,7 +6,8 @@ import { App, type AppProps, type Environment, Validations } from 'aws-cdk-lib';
 import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { stages } from '../stage-config.ts';
-import { accountStackName, StoreOrdersAccountStack } from './store-orders-account-stack.ts';
+import { accountStackName } from '../names.ts';
+import { StoreOrdersAccountStack } from './store-orders-account-stack.ts';
 import { StoreOrdersStack } from './store-orders-stack.ts';
 
 /**

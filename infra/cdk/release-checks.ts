@@ -19,6 +19,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as synthetics from 'aws-cdk-lib/aws-synthetics';
 import { Construct } from 'constructs';
@@ -26,6 +27,7 @@ import { buildSync } from 'esbuild';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import type { Route } from '../../shared/routes.ts';
 import { addStageLogGroup } from './log-groups.ts';
+import { canaryName, preTrafficHookFunctionName } from '../names.ts';
 import type { StageConfig } from '../stage-config.ts';
 import { functionBundling, functionNodeOptions, repoRoot, type StoreFunction } from './store-function.ts';
 
@@ -67,16 +69,24 @@ export class PreTrafficHook extends Construct {
 
   constructor(scope: Construct, id: string, props: PreTrafficHookProps) {
     super(scope, id);
-    const { config } = props;
-    const logGroup = addStageLogGroup(this, 'Logs', { config, encryptionKey: props.logsKey });
+    const logGroup = addStageLogGroup(this, 'Logs', { config: props.config, encryptionKey: props.logsKey });
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `Store Orders pre-traffic hook (${config.stage})`,
+      description: `Store Orders pre-traffic hook (${props.config.stage})`,
     });
     logGroup.grantWrite(this.role);
-    this.function = new NodejsFunction(this, 'Function', {
+    this.function = this.addFunction(props, logGroup);
+    this.grantInvokeAnyVersion(props);
+    this.grantReads(props);
+    Validations.of(this.function).acknowledge(notInVpc);
+  }
+
+  /** The hook's function: each new version's ARN in its environment, and what its checks read. */
+  private addFunction(props: PreTrafficHookProps, logGroup: logs.ILogGroup): NodejsFunction {
+    const { config } = props;
+    return new NodejsFunction(this, 'Function', {
       // CodeDeploy's managed policy for Lambda deployments may invoke functions named so.
-      functionName: `CodeDeployHook_store-orders-${config.stage}-pre-traffic`,
+      functionName: preTrafficHookFunctionName(config.stage),
       description: 'Store Orders: checks the new versions before CodeDeploy moves an alias (BeforeAllowTraffic)',
       entry: resolve(repoRoot, 'functions/pre-traffic-hook.ts'),
       handler: 'handler',
@@ -102,9 +112,14 @@ export class PreTrafficHook extends Construct {
       },
       bundling: functionBundling,
     });
-    // Any version of the three functions, named by a statement that never changes: a grant naming
-    // the new versions would change the role's policy seconds before CodeDeploy runs the hook, and
-    // IAM applies a policy change only eventually.
+  }
+
+  /**
+   * Any version of the three functions, named by a statement that never changes: a grant naming
+   * the new versions would change the role's policy seconds before CodeDeploy runs the hook, and
+   * IAM applies a policy change only eventually.
+   */
+  private grantInvokeAnyVersion(props: PreTrafficHookProps) {
     const functions = [props.authorizer, ...props.routeFunctions.map(({ fn }) => fn)];
     this.role.addToPolicy(
       new iam.PolicyStatement({
@@ -119,6 +134,10 @@ export class PreTrafficHook extends Construct {
           "Any published version of this one function: the hook invokes the version a deploy is about to publish, and a grant naming that version would change the role's policy seconds before the hook runs (IAM is eventually consistent).",
       })),
     );
+  }
+
+  /** What the checks read: the orders table (GetItem, DescribeTable) and the canary key's secret. */
+  private grantReads(props: PreTrafficHookProps) {
     // GetItem: the cancelled id is first found absent; DescribeTable: the item count the list is judged by.
     // The table's ARN alone: Table.grant would add `<table>/index/*` (the orders table has an index).
     iam.Grant.addToPrincipal({
@@ -129,10 +148,9 @@ export class PreTrafficHook extends Construct {
     this.role.addToPolicy(
       new iam.PolicyStatement({
         actions: ['secretsmanager:GetSecretValue'],
-        resources: [secretArn(this, canaryKeySecretName(config.stage))],
+        resources: [secretArn(this, canaryKeySecretName(props.config.stage))],
       }),
     );
-    Validations.of(this.function).acknowledge(notInVpc);
   }
 
   /** Makes this the BeforeAllowTraffic hook of `fn`'s deployments, updated before its alias moves. */
@@ -191,7 +209,7 @@ export class SyntheticClient extends Construct {
   constructor(scope: Construct, id: string, props: SyntheticClientProps) {
     super(scope, id);
     const { config } = props;
-    this.canaryName = `store-orders-${config.stage}`;
+    this.canaryName = canaryName(config.stage);
     const retentionDays = config.stage === 'production' ? 30 : 7;
     const artifacts = new s3.Bucket(this, 'Artifacts', {
       encryption: s3.BucketEncryption.S3_MANAGED,

@@ -9,7 +9,8 @@ import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { addStageLogGroup } from './log-groups.ts';
-import { type FunctionName, functionEnvironment, functionSettings, type TableNames } from '../function-settings.ts';
+import { type FunctionName, functionEnvironment, functionSettings } from '../function-settings.ts';
+import type { TableNames } from '../operations.ts';
 import type { StageConfig } from '../stage-config.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');

@@ -23,7 +23,7 @@ export const budgetAlerts = [
 ] as const;
 
 /** The stack's name: one per account and region, whatever stages live there. */
-export const accountStackName = 'StoreOrders-account';
+export { accountStackName } from '../names.ts';
 
 /**
  * API Gateway's account-wide settings: the role it writes execution logs with. There is one

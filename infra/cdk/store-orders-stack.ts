@@ -16,21 +16,21 @@ import { basePath, resourcePath, routes } from '../../shared/routes.ts';
 import { accessLogFormat, addGatewayResponses } from './api-gateway.ts';
 import type { FunctionName } from '../function-settings.ts';
 import { addLogsKey, addStageLogGroup } from './log-groups.ts';
+import { deploymentApplicationName, functionConstructId, pascalCase, restApiName, serviceName, usagePlanName } from '../names.ts';
 import { authorizer, type LimitClass, operations, perOperation, type TableAccess } from '../operations.ts';
 import {
   type DataRemovalPolicy,
   type DeploymentStrategy,
   type StageConfig,
-  serviceName,
   type Throttling,
   type TierName,
   tierProblems,
-  usagePlanName,
 } from '../stage-config.ts';
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
 import { PreTrafficHook, SyntheticClient, secretArn } from './release-checks.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';
 import { addStatusIndex } from './status-index.ts';
+import { tableOperations } from './table-operations.ts';
 
 export interface StoreOrdersStackProps extends StackProps {
   readonly config: StageConfig;
@@ -69,8 +69,6 @@ const deploymentConfigs: Record<DeploymentStrategy, codedeploy.ILambdaDeployment
   LambdaLinear10PercentEvery3Minutes: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_3MINUTES,
   LambdaLinear10PercentEvery10Minutes: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_10MINUTES,
 };
-
-export const pascalCase = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1);
 
 /** What every function of the stage shares: its tables, its deployments and its logs key. */
 type FunctionCommons = Pick<StoreFunctionProps, 'tables' | 'deployment' | 'logsKey'>;
@@ -130,6 +128,7 @@ export class StoreOrdersStack extends Stack {
     this.usagePlans = this.addUsagePlans();
     this.preTrafficHook = this.addPreTrafficHook(logsKey, props.skipPreTrafficHook ?? false);
     this.syntheticClient = new SyntheticClient(this, 'SyntheticClient', { config: this.config, baseUrl: this.api.urlForPath(basePath) });
+    const performed = tableOperations(Object.values(functionTableActions));
     this.monitoring = new StoreOrdersMonitoring(this, 'Monitoring', {
       config: this.config,
       api: this.api,
@@ -138,13 +137,9 @@ export class StoreOrdersStack extends Stack {
       authorizer: this.authorizerFunction,
       canaryName: this.syntheticClient.canaryName,
       tables: [
-        {
-          id: 'OrdersTable',
-          table: this.ordersTable,
-          operations: [dynamodb.Operation.SCAN, dynamodb.Operation.QUERY, dynamodb.Operation.UPDATE_ITEM],
-        },
-        { id: 'ApiKeysTable', table: this.apiKeysTable, operations: [dynamodb.Operation.GET_ITEM] },
-        { id: 'ListLeasesTable', table: this.listLeasesTable, operations: [dynamodb.Operation.PUT_ITEM, dynamodb.Operation.DELETE_ITEM] },
+        { id: 'OrdersTable', table: this.ordersTable, operations: performed.orders },
+        { id: 'ApiKeysTable', table: this.apiKeysTable, operations: performed.apiKeys },
+        { id: 'ListLeasesTable', table: this.listLeasesTable, operations: performed.listLeases },
       ],
     });
     for (const fn of [this.authorizerFunction, ...this.routeFunctions.map(({ fn }) => fn)]) fn.addGuardAlarms(this.monitoring.guardAlarms);
@@ -223,7 +218,9 @@ export class StoreOrdersStack extends Stack {
 
   /** One CodeDeploy application for the stage's functions, with one service role they share. */
   private addDeployments(ignoreAlarms: boolean): StoreFunctionProps['deployment'] {
-    const application = new codedeploy.LambdaApplication(this, 'Deployments', { applicationName: `store-orders-${this.config.stage}` });
+    const application = new codedeploy.LambdaApplication(this, 'Deployments', {
+      applicationName: deploymentApplicationName(this.config.stage),
+    });
     const role = new iam.Role(this, 'DeploymentRole', {
       assumedBy: new iam.ServicePrincipal('codedeploy.amazonaws.com'),
       managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSCodeDeployRoleForLambdaLimited')],
@@ -277,7 +274,7 @@ export class StoreOrdersStack extends Stack {
       resultsCacheTtl: Duration.seconds(config.authorizerCacheTtlSeconds),
     });
     const api = new apigw.RestApi(this, 'Api', {
-      restApiName: `store-orders-${config.stage}`,
+      restApiName: restApiName(config.stage),
       description: `Store Orders Service (${config.stage})`,
       // Regional: streamed responses may idle for 5 minutes here, only 30 s through the edge.
       endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
@@ -300,7 +297,7 @@ export class StoreOrdersStack extends Stack {
         // Request and response data would include the Authorization header: never.
         dataTraceEnabled: false,
         accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
-        accessLogFormat: apigw.AccessLogFormat.custom(accessLogFormat(serviceName(config))),
+        accessLogFormat: apigw.AccessLogFormat.custom(accessLogFormat(serviceName(config.stage))),
       },
     });
     // API Gateway would create the execution log group itself, without retention: create it first.
@@ -345,7 +342,7 @@ export class StoreOrdersStack extends Stack {
     const facts = operations[route.operation];
     const name = pascalCase(route.operation);
     const { reservedConcurrency } = facts.function;
-    const fn = new StoreFunction(this, `${name}Function`, {
+    const fn = new StoreFunction(this, functionConstructId(route.operation), {
       config: this.config,
       name: route.operation,
       ...common,

@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type ErrorCode, errorHeaders, errorRecord } from '../../shared/errors.ts';
-import type { ClientBounds } from './gateway.ts';
 
 const maxRequestHeadBytes = 10_240;
 
@@ -88,6 +87,36 @@ const capConnections = (server: Server, maxConnections: number) => {
       });
     },
   };
+};
+
+/**
+ * What one client may hold of the local gateway (docs/operating.md#reliability; docs/decisions.md, "Issue 20").
+ * API Gateway documents none of these for REST APIs; its documented bounds (10240 bytes of request
+ * line and headers, 10 MB of body, 29 s of integration) set their scale: a request must be whole
+ * within the 30 s a cancel could take at most, its head within 3 s (an honest client sends it at once).
+ */
+export type ClientBounds = {
+  /**
+   * From the connection (or the end of the previous answer) to the end of the request's headers:
+   * short, since an honest client sends its head (at most 10240 bytes) at once.
+   */
+  readonly headersTimeoutMs: number;
+  /** From the connection (or the end of the previous answer) to the end of the request's body. */
+  readonly requestTimeoutMs: number;
+  /** A keep-alive connection with no request under way is closed after this long. */
+  readonly idleTimeoutMs: number;
+  /**
+   * Connections open at once; one more closes the connection whose request head has been
+   * incomplete the longest (below), or the newcomer when every other has a request under way.
+   */
+  readonly maxConnections: number;
+};
+
+export const clientBounds: ClientBounds = {
+  headersTimeoutMs: 3_000,
+  requestTimeoutMs: 30_000,
+  idleTimeoutMs: 5_000,
+  maxConnections: 256,
 };
 
 /** The HTTP server in front of the gateway (./gateway.ts), calling `onRequest` for each request it accepts. */

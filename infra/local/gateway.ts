@@ -18,7 +18,7 @@ import { basePath, type Route } from '../../shared/routes.ts';
 import { type AuthorizerCache, createAuthorizerCache, policyAllows } from './authorizer-cache.ts';
 import { declaredBodyBytes, maxBodyBytes, readBody, requestUrl } from './gateway-requests.ts';
 import { GatewayResponseStream, sendError, sendGatewayResponse, writeProxyResult } from './gateway-responses.ts';
-import { createGatewayServer } from './gateway-server.ts';
+import { type ClientBounds, clientBounds, createGatewayServer } from './gateway-server.ts';
 import {
   type Authorizer,
   type BufferedHandler,
@@ -31,6 +31,7 @@ import { localApi, matchRoute, proxyEvent, type RouteMatch } from './proxy-event
 import type { RateLimiter } from './rate-limits.ts';
 
 export type { Authorizer, LambdaHandler } from './lambda-runtime.ts';
+export type { ClientBounds } from './gateway-server.ts';
 
 /** A function as the local gateway runs it: its handler and the settings Lambda gives it (infra/function-settings.ts). */
 export type LocalFunction<Handler> = FunctionIdentity & {
@@ -60,36 +61,6 @@ export type GatewayOptions = {
   readonly documents?: Readonly<Record<string, () => string>>;
   /** Tests shorten these; `npm start` runs with `clientBounds`. */
   readonly clientBounds?: Partial<ClientBounds>;
-};
-
-/**
- * What one client may hold of the local gateway (docs/operating.md#reliability; docs/decisions.md, "Issue 20").
- * API Gateway documents none of these for REST APIs; its documented bounds (10240 bytes of request
- * line and headers, 10 MB of body, 29 s of integration) set their scale: a request must be whole
- * within the 30 s a cancel could take at most, its head within 3 s (an honest client sends it at once).
- */
-export type ClientBounds = {
-  /**
-   * From the connection (or the end of the previous answer) to the end of the request's headers:
-   * short, since an honest client sends its head (at most 10240 bytes) at once.
-   */
-  readonly headersTimeoutMs: number;
-  /** From the connection (or the end of the previous answer) to the end of the request's body. */
-  readonly requestTimeoutMs: number;
-  /** A keep-alive connection with no request under way is closed after this long. */
-  readonly idleTimeoutMs: number;
-  /**
-   * Connections open at once; one more closes the connection whose request head has been
-   * incomplete the longest (./gateway-server.ts), or the newcomer when every other has a request under way.
-   */
-  readonly maxConnections: number;
-};
-
-export const clientBounds: ClientBounds = {
-  headersTimeoutMs: 3_000,
-  requestTimeoutMs: 30_000,
-  idleTimeoutMs: 5_000,
-  maxConnections: 256,
 };
 
 /** How long `npm start` lets requests in flight finish once told to stop (docs/operating.md#reliability). */

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { tableName } from '../../shared/config.ts';
-import { callerPath } from './preflight.ts';
+import { callerPath } from './start-checks.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 

@@ -4,6 +4,7 @@
  * shared/observability.ts is first imported (shared/dynamo.ts imports it through the call timing),
  * long before local-api.ts gives the handlers the stage's environment. Imported first by start.ts.
  */
-import { localStage, serviceName } from '../stage-config.ts';
+import { serviceName } from '../names.ts';
+import { localStage } from '../stage-config.ts';
 
-process.env.POWERTOOLS_SERVICE_NAME = serviceName(localStage);
+process.env.POWERTOOLS_SERVICE_NAME = serviceName(localStage.stage);

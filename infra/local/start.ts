@@ -16,7 +16,7 @@ import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { drainMs, type Gateway } from './gateway.ts';
 import { startLocalApi } from './local-api.ts';
 import { localStateFile, removeLocalState, writeLocalState } from './local-state.ts';
-import { callerPath, portInUseMessage, prepareDataDir, reservePort } from './preflight.ts';
+import { callerPath, portInUseMessage, prepareDataDir, reservePort } from './start-checks.ts';
 import { demoOrders, putOrders, readSeedFile } from './seed.ts';
 import { apiKeysTableKey, ensureStatusIndex, ensureTable, ordersTableKey } from './tables.ts';
 
@@ -55,6 +55,7 @@ export const localEnvSchema = z.object({
   // How long a list may wait for a client that takes nothing before it is cut (docs/operating.md#reliability).
   LIST_STALL_SECONDS: z._default(functionEnvSchema.shape.LIST_STALL_SECONDS, localStage.listStallSeconds),
 });
+type LocalEnv = z.infer<typeof localEnvSchema>;
 
 /**
  * Empty variables count as unset, as a shell user would expect of `PORT= npm start`: removed
@@ -80,7 +81,7 @@ const recordLocalState = (...args: Parameters<typeof writeLocalState>) => {
  * changes it); one kept in DATA_DIR from before usage identifiers gets one now, or the gateway
  * would refuse it.
  */
-const registerDeveloperKey = async (apiKeys: TableRef, env: z.infer<typeof localEnvSchema>) => {
+const registerDeveloperKey = async (apiKeys: TableRef, env: LocalEnv) => {
   const tier = env.STORE_API_KEY_TIER;
   if (env.STORE_API_KEY === undefined) {
     const { key } = await createApiKey(apiKeys, { name: 'local (generated)', prefix: localStage.keyPrefix, tier });
@@ -108,7 +109,7 @@ const startDatabase = async (dataDir: string | undefined): Promise<DynamoDbLocal
 };
 
 /** Creates missing tables, seeds the orders table only when this start created it, and registers the developer's key. */
-const prepareTables = async (client: DocumentClient, env: z.infer<typeof localEnvSchema>, seed: readonly Order[]) => {
+const prepareTables = async (client: DocumentClient, env: LocalEnv, seed: readonly Order[]) => {
   await ensureTable(client, env.API_KEYS_TABLE, apiKeysTableKey);
   // Seed only a table this start created: a restart never duplicates or overwrites data.
   if (await ensureTable(client, env.ORDERS_TABLE, ordersTableKey)) {
@@ -123,84 +124,105 @@ const prepareTables = async (client: DocumentClient, env: z.infer<typeof localEn
   await registerDeveloperKey({ client, tableName: env.API_KEYS_TABLE }, env);
 };
 
-const main = async () => {
+/** The environment, checked: a bad value stops the start with a message naming the variable. */
+const readEnvironment = (): LocalEnv => {
   const parsed = localEnvSchema.safeParse(unsetEmptyVariables());
   if (!parsed.success) {
     throw new Error(`Invalid configuration: ${parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`).join('; ')}`);
   }
-  const env = parsed.data;
+  return parsed.data;
+};
+
+/** What this start runs, and how it stops, on a signal or a failure. */
+type Service = {
+  dynamoDb?: DynamoDbLocal;
+  gateway?: Gateway;
+  readonly stateFile: string;
+  readonly stop: (exitCode: number) => Promise<void>;
+};
+
+const stoppableService = (): Service => {
+  let stopping = false;
+  const service: Service = {
+    stateFile: localStateFile(),
+    /**
+     * Requests in flight get up to drainMs to finish (a list still streaming then is cut), then
+     * DynamoDB Local stops. Later signals change nothing: with Ctrl-C under npm, the service gets
+     * SIGINT twice (from the terminal and forwarded by npm).
+     */
+    stop: async (exitCode: number) => {
+      if (stopping) return;
+      stopping = true;
+      removeLocalState(service.stateFile);
+      if (service.gateway !== undefined) console.log(`Stopping: requests in flight have up to ${drainMs / 1000} s to finish`);
+      await service.gateway?.close({ drainMs }).catch(() => undefined);
+      await service.dynamoDb?.stop();
+      // Writes to a pipe are asynchronous: without this, the last log and metric lines can be lost.
+      await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))));
+      process.exit(exitCode);
+    },
+  };
+  // SIGTERM: kill, process managers, CI, and npm, which forwards it (package.json runs this with
+  // `exec`, so no shell stands between). SIGINT: Ctrl-C. SIGHUP: the terminal went away.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void service.stop(0));
+  return service;
+};
+
+/** The gateway in front of the real handlers on `endpoint`'s tables, recorded for `npm run keys`. */
+const startGateway = async (env: LocalEnv, endpoint: string, stateFile: string): Promise<Gateway> => {
+  const ttl = env.AUTHORIZER_CACHE_TTL_SECONDS;
+  console.log(
+    ttl === 0
+      ? 'Authorizer cache off (AUTHORIZER_CACHE_TTL_SECONDS=0): a revoked key is refused at once'
+      : `Authorizer cache ${ttl} s (AUTHORIZER_CACHE_TTL_SECONDS; 0 turns it off): a revoked key keeps working up to ${ttl} s`,
+  );
+  const gateway = await startLocalApi({
+    port: env.PORT,
+    dynamoDbEndpoint: endpoint,
+    ordersTable: env.ORDERS_TABLE,
+    apiKeysTable: env.API_KEYS_TABLE,
+    listLeasesTable: env.LIST_LEASES_TABLE,
+    // The local stage's function settings, with what the developer chose for this run.
+    stage: { ...localStage, authorizerCacheTtlSeconds: ttl, scanSegments: env.SCAN_SEGMENTS, listStallSeconds: env.LIST_STALL_SECONDS },
+    documents: { '/v1/openapi.json': (await import('../openapi/document.ts')).servedOpenApiJson },
+  });
+  // For `npm run keys` (and other local tools): which DynamoDB and tables this run uses.
+  recordLocalState(
+    {
+      pid: process.pid,
+      apiUrl: gateway.url,
+      dynamoDbEndpoint: endpoint,
+      ordersTable: env.ORDERS_TABLE,
+      apiKeysTable: env.API_KEYS_TABLE,
+      authorizerCacheTtlSeconds: ttl,
+      startedAt: new Date().toISOString(),
+    },
+    stateFile,
+  );
+  return gateway;
+};
+
+const main = async () => {
+  const env = readEnvironment();
   // Check everything the user chose before starting anything, so a bad setting costs nothing to fix.
   const port = await reservePort(env.PORT);
   const seed: Order[] = env.SEED_FILE === undefined ? demoOrders : await readSeedFile(callerPath(env.SEED_FILE));
   const dataDir = env.DATA_DIR === undefined || env.DYNAMODB_ENDPOINT !== undefined ? undefined : await prepareDataDir(env.DATA_DIR);
-
-  let dynamoDb: DynamoDbLocal | undefined;
-  let gateway: Gateway | undefined;
-  let stopping = false;
-  const stateFile = localStateFile();
-  /**
-   * Requests in flight get up to drainMs to finish (a list still streaming then is cut), then
-   * DynamoDB Local stops. Later signals change nothing: with Ctrl-C under npm, the service gets
-   * SIGINT twice (from the terminal and forwarded by npm).
-   */
-  const stop = async (exitCode: number) => {
-    if (stopping) return;
-    stopping = true;
-    removeLocalState(stateFile);
-    if (gateway !== undefined) console.log(`Stopping: requests in flight have up to ${drainMs / 1000} s to finish`);
-    await gateway?.close({ drainMs }).catch(() => undefined);
-    await dynamoDb?.stop();
-    // Writes to a pipe are asynchronous: without this, the last log and metric lines can be lost.
-    await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))));
-    process.exit(exitCode);
-  };
-  // SIGTERM: kill, process managers, CI, and npm, which forwards it (package.json runs this with
-  // `exec`, so no shell stands between). SIGINT: Ctrl-C. SIGHUP: the terminal went away.
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(0));
-
+  const service = stoppableService();
   try {
-    dynamoDb = env.DYNAMODB_ENDPOINT === undefined ? await startDatabase(dataDir) : undefined;
-    const endpoint = dynamoDb?.endpoint ?? env.DYNAMODB_ENDPOINT!;
-    if (dynamoDb === undefined && env.DATA_DIR !== undefined)
+    service.dynamoDb = env.DYNAMODB_ENDPOINT === undefined ? await startDatabase(dataDir) : undefined;
+    const endpoint = service.dynamoDb?.endpoint ?? env.DYNAMODB_ENDPOINT!;
+    if (service.dynamoDb === undefined && env.DATA_DIR !== undefined)
       console.log(`DATA_DIR is ignored: the DynamoDB at ${endpoint} keeps its own data`);
     await prepareTables(createDocumentClient({ endpoint }), env, seed);
-
-    const ttl = env.AUTHORIZER_CACHE_TTL_SECONDS;
-    console.log(
-      ttl === 0
-        ? 'Authorizer cache off (AUTHORIZER_CACHE_TTL_SECONDS=0): a revoked key is refused at once'
-        : `Authorizer cache ${ttl} s (AUTHORIZER_CACHE_TTL_SECONDS; 0 turns it off): a revoked key keeps working up to ${ttl} s`,
-    );
     await port.release();
-    gateway = await startLocalApi({
-      port: env.PORT,
-      dynamoDbEndpoint: endpoint,
-      ordersTable: env.ORDERS_TABLE,
-      apiKeysTable: env.API_KEYS_TABLE,
-      listLeasesTable: env.LIST_LEASES_TABLE,
-      // The local stage's function settings, with what the developer chose for this run.
-      stage: { ...localStage, authorizerCacheTtlSeconds: ttl, scanSegments: env.SCAN_SEGMENTS, listStallSeconds: env.LIST_STALL_SECONDS },
-      documents: { '/v1/openapi.json': (await import('../openapi/document.ts')).servedOpenApiJson },
-    });
-    // For `npm run keys` (and other local tools): which DynamoDB and tables this run uses.
-    recordLocalState(
-      {
-        pid: process.pid,
-        apiUrl: gateway.url,
-        dynamoDbEndpoint: endpoint,
-        ordersTable: env.ORDERS_TABLE,
-        apiKeysTable: env.API_KEYS_TABLE,
-        authorizerCacheTtlSeconds: ttl,
-        startedAt: new Date().toISOString(),
-      },
-      stateFile,
-    );
-    console.log(`Store Orders API listening on ${gateway.url}`);
+    service.gateway = await startGateway(env, endpoint, service.stateFile);
+    console.log(`Store Orders API listening on ${service.gateway.url}`);
   } catch (error) {
     // Taken between the check above and now: the same message as the check's.
     const message = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? portInUseMessage(env.PORT) : (error as Error).message;
     console.error(`npm start: ${error instanceof Error ? message : String(error)}`);
-    await stop(1);
+    await service.stop(1);
   }
 };
 

@@ -18,8 +18,8 @@ import { hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
 import { createApiKey, findKeyById, generateApiKey, generateUsageKey, moveApiKey, revokeApiKey } from './key-store.ts';
 import type { ApiKeyItem } from '../../shared/api-keys.ts';
 import type { TableRef } from '../../shared/dynamo.ts';
-import { usagePlanName } from '../stage-config.ts';
-import { apiKeyName, type GatewayApiKey, type UsagePlanRef, type UsagePlans } from './usage-plans.ts';
+import { apiKeyName, usagePlanName } from '../names.ts';
+import { type GatewayApiKey, type UsagePlanRef, type UsagePlans } from './usage-plans.ts';
 
 /** Where a key lives: its table, and on a deployed stage its API Gateway side too. */
 export type KeySides = {

@@ -3,8 +3,10 @@
  * its membership in one usage plan of the stage. Everything is found by deterministic name, so
  * the key tool can be run again after a failure and pick up where it stopped:
  *
- * - the usage plan of a tier is `store-orders-<stage>-<tier>` (made by the stack),
- * - the API key of a key is `store-orders-<stage>-<keyId>` (made by the key tool).
+ * - the usage plan of a tier is `usagePlanName` (made by the stack),
+ * - the API key of a key, which carries its usage identifier, is `apiKeyName` (made by the key tool),
+ *
+ * both from infra/names.ts.
  */
 import {
   type APIGatewayClient,
@@ -17,13 +19,10 @@ import {
   paginateGetApiKeys,
   paginateGetUsagePlans,
 } from '@aws-sdk/client-api-gateway';
-import { usagePlanName } from '../stage-config.ts';
+import { apiKeyName, usagePlanName } from '../names.ts';
 
 export type UsagePlanRef = { readonly id: string; readonly name: string; readonly tier: string };
 export type GatewayApiKey = { readonly id: string; readonly name: string; readonly value: string };
-
-/** The API key that carries a key's usage identifier. */
-export const apiKeyName = (stage: string, keyId: string): string => `store-orders-${stage}-${keyId}`;
 
 export class UsagePlans {
   private readonly client: APIGatewayClient;

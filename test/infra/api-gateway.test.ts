@@ -1,7 +1,8 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { listSlotProblems, localStage, serviceName, stages, tierNames, tierProblems, unlimitedTier } from '../../infra/stage-config.ts';
+import { serviceName } from '../../infra/names.ts';
+import { listSlotProblems, localStage, stages, tierNames, tierProblems, unlimitedTier } from '../../infra/stage-config.ts';
 import { accessLogFormat } from '../../infra/cdk/api-gateway.ts';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
@@ -205,7 +206,7 @@ describe.each(stageNames)('the %s REST API', (stage) => {
   });
 
   it('writes JSON access logs with the service, request ids, status, authorizer and integration errors, latency, first content and ip', () => {
-    const format = accessLogFormat(serviceName(config));
+    const format = accessLogFormat(serviceName(config.stage));
     t.hasResourceProperties('AWS::ApiGateway::Stage', {
       AccessLogSetting: { Format: format, DestinationArn: Match.anyValue() },
     });

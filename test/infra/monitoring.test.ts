@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { serviceName, stages } from '../../infra/stage-config.ts';
+import { serviceName } from '../../infra/names.ts';
+import { stages } from '../../infra/stage-config.ts';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 import { metricNames } from '../../shared/observability.ts';
 import { routes } from '../../shared/routes.ts';
@@ -153,7 +154,7 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
         Metric: {
           Namespace: 'StoreOrders',
           MetricName: metricNames.stalledListsCut,
-          Dimensions: [{ Name: 'service', Value: serviceName(config) }],
+          Dimensions: [{ Name: 'service', Value: serviceName(config.stage) }],
         },
         Stat: 'Sum',
       },

@@ -81,113 +81,122 @@ const invokeStreaming = (outcome: Outcome, res: ServerResponse) => {
   res.end(event('InvokeComplete', Buffer.from(JSON.stringify(complete)), 'application/json'));
 };
 
-export const startFakeAws = async () => {
+/** What the fake holds (set by the test) and what it saw (read by the test). */
+const fakeState = () => ({
   /** Function (version) ARN → the bundle that answers for it. */
-  const functions = new Map<string, DeployedFunction>();
-  const secrets = new Map<string, string>();
+  functions: new Map<string, DeployedFunction>(),
+  secrets: new Map<string, string>(),
   /** Metric alarm name → its state; and the alarm names of each DescribeAlarms call, in order. */
-  const alarms = new Map<string, FakeAlarm>();
-  const alarmQueries: string[][] = [];
-  const reports: HookReport[] = [];
-  const invoked: string[] = [];
+  alarms: new Map<string, FakeAlarm>(),
+  alarmQueries: [] as string[][],
+  reports: [] as HookReport[],
+  invoked: [] as string[],
   /** Function (version) ARN → its reserved concurrency: invocations past it are throttled. */
-  const concurrency = new Map<string, number>();
-  const running = new Map<string, number>();
-  const throttled: string[] = [];
+  concurrency: new Map<string, number>(),
+  running: new Map<string, number>(),
+  throttled: [] as string[],
   /** Every invocation's function ARN and event, in order. */
-  const events: { arn: string; event: unknown }[] = [];
+  events: [] as { arn: string; event: unknown }[],
+});
+type FakeState = ReturnType<typeof fakeState>;
 
-  const json = (res: ServerResponse, status: number, body: unknown) =>
-    res.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.1' }).end(JSON.stringify(body));
+const json = (res: ServerResponse, status: number, body: unknown) =>
+  res.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.1' }).end(JSON.stringify(body));
 
-  const describeAlarms = ({ AlarmNames = [] }: { AlarmNames?: string[] }, res: ServerResponse) => {
-    alarmQueries.push(AlarmNames);
-    const MetricAlarms = AlarmNames.flatMap((name) => {
-      const alarm = alarms.get(name);
-      if (alarm === undefined) return [];
-      return [
-        {
-          AlarmName: name,
-          AlarmArn: `arn:aws:cloudwatch:us-east-1:123456789012:alarm:${name}`,
-          StateValue: alarm.state,
-          StateReason: alarm.reason,
-          StateUpdatedTimestamp: Date.now() / 1000,
-        },
-      ];
-    });
-    return res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ MetricAlarms, CompositeAlarms: [] }));
-  };
+const lambdaPath = /^\/(2015-03-31|2021-11-15)\/functions\/([^/]+)\/(invocations|response-streaming-invocations)$/;
 
+/** Lambda's Invoke and InvokeWithResponseStream: the function's bundle runs, unless it is unknown or throttled. */
+const answerInvoke = async (state: FakeState, url: URL, body: string, res: ServerResponse) => {
+  const [, , encodedName, kind] = lambdaPath.exec(url.pathname)!;
+  const name = decodeURIComponent(encodedName!);
+  const arn = url.searchParams.has('Qualifier') ? `${name}:${url.searchParams.get('Qualifier')}` : name;
+  const fn = state.functions.get(arn);
+  if (fn === undefined)
+    return res
+      .writeHead(404, { 'Content-Type': 'application/json', 'X-Amzn-ErrorType': 'ResourceNotFoundException' })
+      .end(JSON.stringify({ Type: 'User', message: `Function not found: ${arn}` }));
+  if ((state.running.get(arn) ?? 0) >= (state.concurrency.get(arn) ?? Infinity)) {
+    state.throttled.push(arn);
+    return res
+      .writeHead(429, { 'Content-Type': 'application/json', 'X-Amzn-ErrorType': 'TooManyRequestsException' })
+      .end(JSON.stringify({ Type: 'User', message: 'Rate Exceeded.', Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded' }));
+  }
+  state.invoked.push(arn);
+  state.events.push({ arn, event: JSON.parse(body) as unknown });
+  state.running.set(arn, (state.running.get(arn) ?? 0) + 1);
+  try {
+    const run = await runBundleAsync(fn, [{ name: 'invoke', requestId: randomUUID(), event: JSON.parse(body) }]);
+    return kind === 'invocations' ? invoke(run.outcomes[0]!, res) : invokeStreaming(run.outcomes[0]!, res);
+  } finally {
+    state.running.set(arn, state.running.get(arn)! - 1);
+  }
+};
+
+/** CloudWatch's DescribeAlarms (JSON 1.0): the named metric alarms that exist. */
+const describeAlarms = (state: FakeState, { AlarmNames = [] }: { AlarmNames?: string[] }, res: ServerResponse) => {
+  state.alarmQueries.push(AlarmNames);
+  const MetricAlarms = AlarmNames.flatMap((name) => {
+    const alarm = state.alarms.get(name);
+    if (alarm === undefined) return [];
+    return [
+      {
+        AlarmName: name,
+        AlarmArn: `arn:aws:cloudwatch:us-east-1:123456789012:alarm:${name}`,
+        StateValue: alarm.state,
+        StateReason: alarm.reason,
+        StateUpdatedTimestamp: Date.now() / 1000,
+      },
+    ];
+  });
+  return res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ MetricAlarms, CompositeAlarms: [] }));
+};
+
+/** The JSON 1.1 calls: CodeDeploy's PutLifecycleEventHookExecutionStatus and Secrets Manager's GetSecretValue. */
+const answerJson11 = (state: FakeState, req: IncomingMessage, body: string, res: ServerResponse) => {
+  const input = JSON.parse(body || '{}') as Record<string, string>;
+  switch (req.headers['x-amz-target']) {
+    case 'CodeDeploy_20141006.PutLifecycleEventHookExecutionStatus':
+      state.reports.push({
+        deploymentId: input.deploymentId!,
+        lifecycleEventHookExecutionId: input.lifecycleEventHookExecutionId!,
+        status: input.status!,
+      });
+      return json(res, 200, { lifecycleEventHookExecutionId: input.lifecycleEventHookExecutionId });
+    case 'secretsmanager.GetSecretValue': {
+      const value = state.secrets.get(input.SecretId!);
+      if (value === undefined)
+        return json(res, 400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
+      return json(res, 200, {
+        ARN: `arn:aws:secretsmanager:us-east-1:123456789012:secret:${input.SecretId}-AbCdEf`,
+        Name: input.SecretId,
+        SecretString: value,
+        VersionId: randomUUID(),
+      });
+    }
+    default:
+      return json(res, 400, {
+        __type: 'UnknownOperationException',
+        message: `not faked: ${req.method} ${req.url} ${req.headers['x-amz-target']}`,
+      });
+  }
+};
+
+export const startFakeAws = async () => {
+  const state = fakeState();
   const server = createServer(async (req, res) => {
     const body = await readBody(req);
     const url = new URL(req.url ?? '/', 'http://fake');
-    const lambda = /^\/(2015-03-31|2021-11-15)\/functions\/([^/]+)\/(invocations|response-streaming-invocations)$/.exec(url.pathname);
-    if (lambda !== null) {
-      const name = decodeURIComponent(lambda[2]!);
-      const arn = url.searchParams.has('Qualifier') ? `${name}:${url.searchParams.get('Qualifier')}` : name;
-      const fn = functions.get(arn);
-      if (fn === undefined)
-        return res
-          .writeHead(404, { 'Content-Type': 'application/json', 'X-Amzn-ErrorType': 'ResourceNotFoundException' })
-          .end(JSON.stringify({ Type: 'User', message: `Function not found: ${arn}` }));
-      if ((running.get(arn) ?? 0) >= (concurrency.get(arn) ?? Infinity)) {
-        throttled.push(arn);
-        return res
-          .writeHead(429, { 'Content-Type': 'application/json', 'X-Amzn-ErrorType': 'TooManyRequestsException' })
-          .end(JSON.stringify({ Type: 'User', message: 'Rate Exceeded.', Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded' }));
-      }
-      invoked.push(arn);
-      events.push({ arn, event: JSON.parse(body) as unknown });
-      running.set(arn, (running.get(arn) ?? 0) + 1);
-      try {
-        const run = await runBundleAsync(fn, [{ name: 'invoke', requestId: randomUUID(), event: JSON.parse(body) }]);
-        return lambda[3] === 'invocations' ? invoke(run.outcomes[0]!, res) : invokeStreaming(run.outcomes[0]!, res);
-      } finally {
-        running.set(arn, running.get(arn)! - 1);
-      }
-    }
+    if (lambdaPath.test(url.pathname)) return answerInvoke(state, url, body, res);
     if (req.headers['x-amz-target'] === 'GraniteServiceVersion20100801.DescribeAlarms')
-      return describeAlarms(JSON.parse(body || '{}'), res);
-    const input = JSON.parse(body || '{}') as Record<string, string>;
-    switch (req.headers['x-amz-target']) {
-      case 'CodeDeploy_20141006.PutLifecycleEventHookExecutionStatus':
-        reports.push({
-          deploymentId: input.deploymentId!,
-          lifecycleEventHookExecutionId: input.lifecycleEventHookExecutionId!,
-          status: input.status!,
-        });
-        return json(res, 200, { lifecycleEventHookExecutionId: input.lifecycleEventHookExecutionId });
-      case 'secretsmanager.GetSecretValue': {
-        const value = secrets.get(input.SecretId!);
-        if (value === undefined)
-          return json(res, 400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
-        return json(res, 200, {
-          ARN: `arn:aws:secretsmanager:us-east-1:123456789012:secret:${input.SecretId}-AbCdEf`,
-          Name: input.SecretId,
-          SecretString: value,
-          VersionId: randomUUID(),
-        });
-      }
-      default:
-        return json(res, 400, {
-          __type: 'UnknownOperationException',
-          message: `not faked: ${req.method} ${req.url} ${req.headers['x-amz-target']}`,
-        });
-    }
+      return describeAlarms(state, JSON.parse(body || '{}'), res);
+    return answerJson11(state, req, body, res);
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { running: _running, ...seen } = state;
   return {
-    functions,
-    secrets,
-    alarms,
-    alarmQueries,
-    reports,
-    invoked,
-    concurrency,
-    throttled,
-    events,
+    ...seen,
     /** The variables that send the SDK's Lambda, CodeDeploy, Secrets Manager and CloudWatch calls here. */
     endpoints: {
       AWS_ENDPOINT_URL_LAMBDA: url,

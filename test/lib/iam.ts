@@ -139,6 +139,9 @@ type Resolver = (value: unknown) => unknown;
 const arn = (service: string, resource: string, region = evaluationRegion) =>
   `arn:aws:${service}:${region}:${evaluationAccount}:${resource}`;
 
+/** A template being resolved: its stack's name, its resources, and the resolver of its values. */
+type Resolving = { readonly stackName: string; readonly resources: Record<string, CfnResource>; readonly resolve: Resolver };
+
 /**
  * Values for a template's intrinsic functions, as CloudFormation would produce them in
  * `evaluationAccount`/`evaluationRegion`. Names the template leaves to CloudFormation are made up
@@ -146,123 +149,139 @@ const arn = (service: string, resource: string, region = evaluationRegion) =>
  * does not know throws, so nothing is evaluated against a guess.
  */
 export const resolveTemplate = (template: CfnTemplate, stackName: string): Resolver => {
-  const resources = template.Resources;
-  const resourceOf = (logicalId: string): CfnResource => {
-    const resource = resources[logicalId];
-    if (resource === undefined) throw new Error(`${stackName}: no resource ${logicalId}`);
-    return resource;
+  const resolving: Resolving = {
+    stackName,
+    resources: template.Resources,
+    resolve: (value) => {
+      if (Array.isArray(value)) return value.map(resolving.resolve);
+      if (value === null || typeof value !== 'object') return value;
+      const entries = Object.entries(value as Record<string, unknown>);
+      const [name, argument] = entries[0] ?? [];
+      if (entries.length === 1 && (name === 'Ref' || name?.startsWith('Fn::'))) return intrinsic(resolving, name!, argument);
+      return Object.fromEntries(entries.map(([key, inner]) => [key, resolving.resolve(inner)]));
+    },
   };
-  const named = (logicalId: string, property: string): string => {
-    const value = resourceOf(logicalId).Properties?.[property];
-    return value === undefined ? `${stackName}-${logicalId}` : String(resolve(value));
-  };
-  const ref = (logicalId: string): string => {
-    const pseudo: Record<string, string> = {
-      'AWS::AccountId': evaluationAccount,
-      'AWS::Region': evaluationRegion,
-      'AWS::Partition': 'aws',
-      'AWS::URLSuffix': 'amazonaws.com',
-      'AWS::StackName': stackName,
-    };
-    if (logicalId in pseudo) return pseudo[logicalId]!;
-    const { Type, Properties = {} } = resourceOf(logicalId);
-    switch (Type) {
-      case 'AWS::DynamoDB::Table':
-        return named(logicalId, 'TableName');
-      case 'AWS::Lambda::Function':
-        return named(logicalId, 'FunctionName');
-      case 'AWS::Lambda::Alias':
-        return `${getAtt(String((Properties.FunctionName as { Ref: string }).Ref), 'Arn')}:${String(resolve(Properties.Name))}`;
-      case 'AWS::Lambda::Version':
-        return `${getAtt(String((Properties.FunctionName as { Ref: string }).Ref), 'Arn')}:1`;
-      case 'AWS::SNS::Topic':
-        return arn('sns', named(logicalId, 'TopicName'));
-      case 'AWS::Logs::LogGroup':
-        return named(logicalId, 'LogGroupName');
-      case 'AWS::IAM::Role':
-        return named(logicalId, 'RoleName');
-      case 'AWS::KMS::Key':
-        return `key-${logicalId.toLowerCase()}`;
-      case 'AWS::ApiGateway::RestApi':
-      case 'AWS::ApiGateway::Authorizer':
-      case 'AWS::ApiGateway::Resource':
-      case 'AWS::ApiGateway::Deployment':
-        return logicalId.toLowerCase().slice(0, 10);
-      case 'AWS::ApiGateway::Stage':
-        return String(resolve(Properties.StageName));
-      case 'AWS::CodeDeploy::Application':
-        return named(logicalId, 'ApplicationName');
-      case 'AWS::CodeDeploy::DeploymentGroup':
-        return named(logicalId, 'DeploymentGroupName');
-      case 'AWS::CloudWatch::Alarm':
-        return named(logicalId, 'AlarmName');
-      default:
-        throw new Error(`${stackName}: no Ref value known for ${Type} (${logicalId})`);
-    }
-  };
-  const getAtt = (logicalId: string, attribute: string): string => {
-    const { Type } = resourceOf(logicalId);
-    const key = `${Type}.${attribute}`;
-    switch (key) {
-      case 'AWS::DynamoDB::Table.Arn':
-        return arn('dynamodb', `table/${ref(logicalId)}`);
-      case 'AWS::Lambda::Function.Arn':
-        return arn('lambda', `function:${ref(logicalId)}`);
-      case 'AWS::Lambda::Version.Version':
-        return '1';
-      case 'AWS::IAM::Role.Arn':
-        return `arn:aws:iam::${evaluationAccount}:role/${ref(logicalId)}`;
-      case 'AWS::Logs::LogGroup.Arn':
-        return `${arn('logs', `log-group:${ref(logicalId)}`)}:*`;
-      case 'AWS::KMS::Key.Arn':
-        return arn('kms', `key/${ref(logicalId)}`);
-      case 'AWS::SNS::Topic.TopicArn':
-        return ref(logicalId);
-      case 'AWS::SNS::Topic.TopicName':
-        return named(logicalId, 'TopicName');
-      case 'AWS::CloudWatch::Alarm.Arn':
-        return arn('cloudwatch', `alarm:${ref(logicalId)}`);
-      case 'AWS::ApiGateway::RestApi.RootResourceId':
-        return 'root';
-      default:
-        throw new Error(`${stackName}: no value known for Fn::GetAtt ${key} (${logicalId})`);
-    }
-  };
-  const sub = (text: string, variables: Record<string, unknown> = {}): string =>
-    text.replaceAll(/\$\{([^}!][^}]*)\}/g, (_, name: string) => {
-      if (name in variables) return String(resolve(variables[name]));
-      const [id, attribute] = name.split('.');
-      return attribute === undefined ? ref(id!) : getAtt(id!, attribute);
-    });
-  const resolve: Resolver = (value) => {
-    if (Array.isArray(value)) return value.map(resolve);
-    if (value === null || typeof value !== 'object') return value;
-    const entries = Object.entries(value as Record<string, unknown>);
-    const [name, argument] = entries[0] ?? [];
-    if (entries.length === 1 && (name === 'Ref' || name?.startsWith('Fn::'))) {
-      const args = argument as unknown[];
-      switch (name) {
-        case 'Ref':
-          return ref(String(argument));
-        case 'Fn::GetAtt':
-          return typeof argument === 'string'
-            ? getAtt(argument.split('.')[0]!, argument.split('.').slice(1).join('.'))
-            : getAtt(String(args[0]), String(args[1]));
-        case 'Fn::Join':
-          return (resolve(args[1]) as unknown[]).join(String(args[0]));
-        case 'Fn::Select':
-          return (resolve(args[1]) as unknown[])[Number(resolve(args[0]))];
-        case 'Fn::Split':
-          return String(resolve(args[1])).split(String(args[0]));
-        case 'Fn::Sub':
-          return typeof argument === 'string' ? sub(argument) : sub(String(args[0]), args[1] as Record<string, unknown>);
-        default:
-          throw new Error(`${stackName}: intrinsic ${name} is not supported by the evaluation`);
-      }
-    }
-    return Object.fromEntries(entries.map(([key, inner]) => [key, resolve(inner)]));
-  };
-  return resolve;
+  return resolving.resolve;
+};
+
+const resourceOf = (template: Resolving, logicalId: string): CfnResource => {
+  const resource = template.resources[logicalId];
+  if (resource === undefined) throw new Error(`${template.stackName}: no resource ${logicalId}`);
+  return resource;
+};
+
+/** The name a resource is given, or one made up from the stack and its logical id. */
+const named = (template: Resolving, logicalId: string, property: string): string => {
+  const value = resourceOf(template, logicalId).Properties?.[property];
+  return value === undefined ? `${template.stackName}-${logicalId}` : String(template.resolve(value));
+};
+
+const pseudoParameters = (stackName: string): Record<string, string> => ({
+  'AWS::AccountId': evaluationAccount,
+  'AWS::Region': evaluationRegion,
+  'AWS::Partition': 'aws',
+  'AWS::URLSuffix': 'amazonaws.com',
+  'AWS::StackName': stackName,
+});
+
+/** `{ Ref }`: a pseudo parameter, or what CloudFormation answers for a resource of each type. */
+const ref = (template: Resolving, logicalId: string): string => {
+  const pseudo = pseudoParameters(template.stackName);
+  if (logicalId in pseudo) return pseudo[logicalId]!;
+  const { Type, Properties = {} } = resourceOf(template, logicalId);
+  switch (Type) {
+    case 'AWS::DynamoDB::Table':
+      return named(template, logicalId, 'TableName');
+    case 'AWS::Lambda::Function':
+      return named(template, logicalId, 'FunctionName');
+    case 'AWS::Lambda::Alias':
+      return `${getAtt(template, String((Properties.FunctionName as { Ref: string }).Ref), 'Arn')}:${String(template.resolve(Properties.Name))}`;
+    case 'AWS::Lambda::Version':
+      return `${getAtt(template, String((Properties.FunctionName as { Ref: string }).Ref), 'Arn')}:1`;
+    case 'AWS::SNS::Topic':
+      return arn('sns', named(template, logicalId, 'TopicName'));
+    case 'AWS::Logs::LogGroup':
+      return named(template, logicalId, 'LogGroupName');
+    case 'AWS::IAM::Role':
+      return named(template, logicalId, 'RoleName');
+    case 'AWS::KMS::Key':
+      return `key-${logicalId.toLowerCase()}`;
+    case 'AWS::ApiGateway::RestApi':
+    case 'AWS::ApiGateway::Authorizer':
+    case 'AWS::ApiGateway::Resource':
+    case 'AWS::ApiGateway::Deployment':
+      return logicalId.toLowerCase().slice(0, 10);
+    case 'AWS::ApiGateway::Stage':
+      return String(template.resolve(Properties.StageName));
+    case 'AWS::CodeDeploy::Application':
+      return named(template, logicalId, 'ApplicationName');
+    case 'AWS::CodeDeploy::DeploymentGroup':
+      return named(template, logicalId, 'DeploymentGroupName');
+    case 'AWS::CloudWatch::Alarm':
+      return named(template, logicalId, 'AlarmName');
+    default:
+      throw new Error(`${template.stackName}: no Ref value known for ${Type} (${logicalId})`);
+  }
+};
+
+/** `{ Fn::GetAtt }` of the attributes the templates use. */
+const getAtt = (template: Resolving, logicalId: string, attribute: string): string => {
+  const { Type } = resourceOf(template, logicalId);
+  const key = `${Type}.${attribute}`;
+  switch (key) {
+    case 'AWS::DynamoDB::Table.Arn':
+      return arn('dynamodb', `table/${ref(template, logicalId)}`);
+    case 'AWS::Lambda::Function.Arn':
+      return arn('lambda', `function:${ref(template, logicalId)}`);
+    case 'AWS::Lambda::Version.Version':
+      return '1';
+    case 'AWS::IAM::Role.Arn':
+      return `arn:aws:iam::${evaluationAccount}:role/${ref(template, logicalId)}`;
+    case 'AWS::Logs::LogGroup.Arn':
+      return `${arn('logs', `log-group:${ref(template, logicalId)}`)}:*`;
+    case 'AWS::KMS::Key.Arn':
+      return arn('kms', `key/${ref(template, logicalId)}`);
+    case 'AWS::SNS::Topic.TopicArn':
+      return ref(template, logicalId);
+    case 'AWS::SNS::Topic.TopicName':
+      return named(template, logicalId, 'TopicName');
+    case 'AWS::CloudWatch::Alarm.Arn':
+      return arn('cloudwatch', `alarm:${ref(template, logicalId)}`);
+    case 'AWS::ApiGateway::RestApi.RootResourceId':
+      return 'root';
+    default:
+      throw new Error(`${template.stackName}: no value known for Fn::GetAtt ${key} (${logicalId})`);
+  }
+};
+
+const sub = (template: Resolving, text: string, variables: Record<string, unknown> = {}): string =>
+  text.replaceAll(/\$\{([^}!][^}]*)\}/g, (_, name: string) => {
+    if (name in variables) return String(template.resolve(variables[name]));
+    const [id, attribute] = name.split('.');
+    return attribute === undefined ? ref(template, id!) : getAtt(template, id!, attribute);
+  });
+
+/** One intrinsic function, `{ [name]: argument }`. */
+const intrinsic = (template: Resolving, name: string, argument: unknown): unknown => {
+  const args = argument as unknown[];
+  switch (name) {
+    case 'Ref':
+      return ref(template, String(argument));
+    case 'Fn::GetAtt':
+      return typeof argument === 'string'
+        ? getAtt(template, argument.split('.')[0]!, argument.split('.').slice(1).join('.'))
+        : getAtt(template, String(args[0]), String(args[1]));
+    case 'Fn::Join':
+      return (template.resolve(args[1]) as unknown[]).join(String(args[0]));
+    case 'Fn::Select':
+      return (template.resolve(args[1]) as unknown[])[Number(template.resolve(args[0]))];
+    case 'Fn::Split':
+      return String(template.resolve(args[1])).split(String(args[0]));
+    case 'Fn::Sub':
+      return typeof argument === 'string' ? sub(template, argument) : sub(template, String(args[0]), args[1] as Record<string, unknown>);
+    default:
+      throw new Error(`${template.stackName}: intrinsic ${name} is not supported by the evaluation`);
+  }
 };
 
 /** The logical ids of the resources of one type. */

@@ -164,61 +164,69 @@ export const committedOpenApiDocument = (): OpenApiDocument => {
   return committedDocument;
 };
 
+type Contract = ReturnType<typeof compileContract>;
+type ContractOperation = Contract['operations'][number];
+type Answer = { status: number; headers: Headers; text: string };
+
 /**
  * The ways a response breaks the document; empty when it conforms. The document's paths
  * (`/v1/…`, `/v2/…`) are relative to the servers' base URL, the stage's root. A request that
  * matches no operation may only get the gateway's `route_not_found` record, or a served document.
  */
-export const contractViolations = (
-  document: OpenApiDocument,
-  method: string,
-  url: string,
-  response: { status: number; headers: Headers; text: string },
-): string[] => {
+export const contractViolations = (document: OpenApiDocument, method: string, url: string, response: Answer): string[] => {
   const contract = compileContract(document);
   const verb = method.toUpperCase();
   const { pathname } = new URL(url);
   // The document's paths carry their version prefix (/v1, /v2) under the stage's base URL.
   const apiPath = /^\/v[0-9]+\//.test(pathname) ? pathname : undefined;
   const operation = contract.operations.find((op) => op.method === verb && apiPath !== undefined && op.pattern.test(apiPath));
-  const isJson = response.headers.get('content-type')?.split(';')[0]?.trim() === 'application/json';
-  /** Validates JSON text (a body, or an integer header) with its numbers' source text at hand. */
-  const validateJson = (check: ValidateFunction, what: string, text: string): string[] => {
-    let parsed: ReturnType<typeof parseJsonWithSources>;
-    try {
-      parsed = parseJsonWithSources(text);
-    } catch {
-      return [`${what} is not JSON: ${text.slice(0, 200)}`];
-    }
-    currentSources = parsed.sources;
-    return check(parsed.value) ? [] : [`${what} does not match the document: ${contract.ajv.errorsText(check.errors, { dataVar: what })}`];
-  };
+  return operation === undefined
+    ? unmatchedViolations(contract, verb, pathname, response)
+    : operationViolations(contract, operation, verb, response);
+};
 
-  if (operation === undefined) {
-    const where = `${verb} ${pathname} (no operation of the document) answered ${response.status}`;
-    // The one other thing the gateway serves: the OpenAPI document itself (GET, no key).
-    if (verb === 'GET' && response.status === 200 && isJson) {
-      const served = (() => {
-        try {
-          return parseJsonExact<{ openapi?: unknown } | null>(response.text);
-        } catch {
-          return null;
-        }
-      })();
-      return typeof served?.openapi === 'string' && served.openapi.startsWith('3.1.')
-        ? []
-        : [`${where}, and not with an OpenAPI 3.1 document`];
-    }
-    if (response.status !== 404) return [`${where}; only 404 route_not_found is expected`];
-    if (verb === 'HEAD') return [];
-    if (!isJson) return [`${where} without an application/json Error record`];
-    const problems = validateJson(contract.error, 'body', response.text);
-    const code = problems.length === 0 ? parseJsonExact<{ code: string }>(response.text).code : 'route_not_found';
-    return [...problems, ...(code === 'route_not_found' ? [] : [`code is ${JSON.stringify(code)}, not "route_not_found"`])].map(
-      (problem) => `${where}: ${problem}`,
-    );
+const isJson = (response: Answer) => response.headers.get('content-type')?.split(';')[0]?.trim() === 'application/json';
+
+/** Validates JSON text (a body, or an integer header) with its numbers' source text at hand. */
+const validateJson = (contract: Contract, check: ValidateFunction, what: string, text: string): string[] => {
+  let parsed: ReturnType<typeof parseJsonWithSources>;
+  try {
+    parsed = parseJsonWithSources(text);
+  } catch {
+    return [`${what} is not JSON: ${text.slice(0, 200)}`];
   }
+  currentSources = parsed.sources;
+  return check(parsed.value) ? [] : [`${what} does not match the document: ${contract.ajv.errorsText(check.errors, { dataVar: what })}`];
+};
 
+/** An answer to a request that matches no operation: the served document, or 404 `route_not_found`. */
+const unmatchedViolations = (contract: Contract, verb: string, pathname: string, response: Answer): string[] => {
+  const where = `${verb} ${pathname} (no operation of the document) answered ${response.status}`;
+  // The one other thing the gateway serves: the OpenAPI document itself (GET, no key).
+  if (verb === 'GET' && response.status === 200 && isJson(response)) {
+    const served = (() => {
+      try {
+        return parseJsonExact<{ openapi?: unknown } | null>(response.text);
+      } catch {
+        return null;
+      }
+    })();
+    return typeof served?.openapi === 'string' && served.openapi.startsWith('3.1.')
+      ? []
+      : [`${where}, and not with an OpenAPI 3.1 document`];
+  }
+  if (response.status !== 404) return [`${where}; only 404 route_not_found is expected`];
+  if (verb === 'HEAD') return [];
+  if (!isJson(response)) return [`${where} without an application/json Error record`];
+  const problems = validateJson(contract, contract.error, 'body', response.text);
+  const code = problems.length === 0 ? parseJsonExact<{ code: string }>(response.text).code : 'route_not_found';
+  return [...problems, ...(code === 'route_not_found' ? [] : [`code is ${JSON.stringify(code)}, not "route_not_found"`])].map(
+    (problem) => `${where}: ${problem}`,
+  );
+};
+
+/** An operation's answer: a status it lists, its headers, and its body (or none). */
+const operationViolations = (contract: Contract, operation: ContractOperation, verb: string, response: Answer): string[] => {
   const where = `${operation.operationId} (${operation.method} ${operation.template}) answered ${response.status}`;
   const documented = operation.responses.get(String(response.status));
   if (documented === undefined)
@@ -229,7 +237,7 @@ export const contractViolations = (
     if (value === null) {
       if (header.required) problems.push(`required header ${header.name} is missing`);
     } else if (header.integer) {
-      problems.push(...validateJson(header.validate, `header ${header.name}`, value));
+      problems.push(...validateJson(contract, header.validate, `header ${header.name}`, value));
     } else if (!header.validate(value)) {
       problems.push(`header ${header.name} (${value}) does not match the document: ${contract.ajv.errorsText(header.validate.errors)}`);
     }
@@ -237,7 +245,7 @@ export const contractViolations = (
   if (documented.json === undefined) {
     if (response.text !== '') problems.push(`the document gives this response no body, yet one was sent: ${response.text.slice(0, 200)}`);
   } else if (verb !== 'HEAD') {
-    if (isJson) problems.push(...validateJson(documented.json, 'body', response.text));
+    if (isJson(response)) problems.push(...validateJson(contract, documented.json, 'body', response.text));
     else problems.push(`Content-Type is ${response.headers.get('content-type')}, not application/json`);
   }
   return problems.map((problem) => `${where}: ${problem}`);

@@ -4,8 +4,40 @@
  * inputs from this run, then the text for stdout and the JSON for the results file.
  */
 import { cpus } from 'node:os';
-import type { BenchSettings, Measured } from './bench.ts';
 import { type CostInputs, costScenarios, costText, type Scenario } from './cost.ts';
+
+type Samples = readonly number[];
+
+/**
+ * What the report reads of a run, as ./bench.ts measures it (its own types are wider: the JSON's
+ * `settings` and `samples` carry everything it passes). Declared here, not imported, so that the
+ * report does not import the program that imports it.
+ */
+export type Measured = {
+  readonly seedMs: number;
+  readonly scanPages: number;
+  readonly scanReadUnits: number;
+  readonly bodyBytes: number;
+  readonly rssGrowth: number;
+  readonly scan: Readonly<Record<'totalMs' | 'ttfbMs' | 'cpuMs' | 'liveMemoryGrowth' | 'memoryGrowth', Samples>>;
+  readonly list: Readonly<
+    Record<'totalMs' | 'ttfbMs' | 'cpuMs' | 'liveMemoryGrowth' | 'slowLiveMemoryGrowth' | 'slowTotalMs' | 'memoryGrowth', Samples>
+  >;
+  readonly gzip: Readonly<Record<'totalMs' | 'cpuMs' | 'wireBytes', Samples>>;
+  readonly concurrent: CancelLatencies;
+  readonly sequential: CancelLatencies;
+  readonly writeUnitsPerCancel: number;
+  readonly keyReadUnits: number;
+};
+type CancelLatencies = Readonly<Record<'floor' | 'update' | 'cancel' | 'refused', Samples>>;
+
+/** The run's settings the report names (./bench.ts `settings`). */
+export type BenchSettings = Readonly<
+  Record<
+    'orders' | 'reps' | 'segments' | 'memoryRuns' | 'slowReadMs' | 'cancels' | 'cancelsSequential' | 'concurrency' | 'sampleEveryMs',
+    number
+  >
+>;
 
 const sorted = (values: readonly number[]) => [...values].sort((a, b) => a - b);
 export const median = (values: readonly number[]) => {

@@ -24,7 +24,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
 import type { Gateway } from '../../infra/local/gateway.ts';
 import { startLocalApi } from '../../infra/local/local-api.ts';
-import { callerPath } from '../../infra/local/preflight.ts';
+import { callerPath } from '../../infra/local/start-checks.ts';
 import { putOrders } from '../../infra/local/seed.ts';
 import { apiKeysTableKey, ensureTable, ordersTableKey } from '../../infra/local/tables.ts';
 import { localStage } from '../../infra/stage-config.ts';

@@ -105,66 +105,83 @@ const outFile = resolve(repoRoot, `.local/cold-start-${new Date().toISOString().
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
+/** Step 1: every function's bundle as `cdk synth` makes it, and the floors, bundled the same way. */
+const buildBundles = async (dir: string) => {
+  log('step 1/2: cdk synth of the production stack (real bundling), and the floor with the same bundling…');
+  const functions = await synthFunctions(join(dir, 'app'));
+  const nodeOptions = [...new Set(Object.values(functions).map(({ environment }) => environment.NODE_OPTIONS ?? ''))];
+  if (nodeOptions.length !== 1)
+    throw new Error(`the functions differ in NODE_OPTIONS (${nodeOptions.join(' | ')}): which would the floor take?`);
+  const bundles: Record<string, Bundle> = {
+    floor: synthFloor(join(dir, 'floor'), nodeOptions[0]!),
+    // Its ratio to the floor is the cold-start cost of the DynamoDB call timing (shared/dynamo-calls.ts).
+    'floor + call timing': synthFloor(join(dir, 'floor-timed'), nodeOptions[0]!, 'test/perf/cold-start-floor-timed.ts'),
+    ...functions,
+  };
+  return { functions, bundles, nodeOptions: nodeOptions[0]! };
+};
+
+/** Step 2: each bundle imported in a fresh process, in interleaved rounds, so machine noise falls on every bundle alike. */
+const sampleImports = (bundles: Record<string, Bundle>, functions: Record<string, Bundle>) => {
+  const samples: Record<string, Sample[]> = {};
+  log(`step 2/2: importing each bundle in a fresh Node process, ${runs} rounds…`);
+  for (let round = 0; round < runs; round++) {
+    log(`  round ${round + 1}/${runs}`);
+    for (const [name, bundle] of Object.entries(bundles)) (samples[name] ??= []).push(importOnce(bundle));
+    if (round === 0) for (const name of Object.keys(functions)) samples[`${name} (no NODE_OPTIONS)`] = [];
+    for (const [name, bundle] of Object.entries(functions))
+      samples[`${name} (no NODE_OPTIONS)`]!.push(importOnce({ ...bundle, environment: { ...bundle.environment, NODE_OPTIONS: '' } }));
+  }
+  return samples;
+};
+
+/** One row per bundle (size, wall and CPU time, their ratios to the floor), and each function's verdict against the limit. */
+const reportRows = async (samples: Record<string, Sample[]>, bundles: Record<string, Bundle>, functions: Record<string, Bundle>) => {
+  const floor = { wall: median(samples.floor!.map((s) => s.wallMs)), cpu: median(samples.floor!.map((s) => s.cpuMs)) };
+  const rows: string[] = [];
+  const targets: string[] = [];
+  let missed = 0;
+  for (const [name, values] of Object.entries(samples)) {
+    const bundle = bundles[name.replace(' (no NODE_OPTIONS)', '')]!;
+    const kb = Math.round((await stat(bundle.file)).size / 1024);
+    const wall = median(values.map((s) => s.wallMs));
+    const cpu = median(values.map((s) => s.cpuMs));
+    const ratio = (ms: number, of: number) => (name === 'floor' ? '' : `${(ms / of).toFixed(2)}×`);
+    rows.push(
+      `${(name === 'floor' ? 'floor: SDK document client only' : name).padEnd(36)}${String(kb).padStart(6)}` +
+        `${wall.toFixed(1).padStart(10)}${ratio(wall, floor.wall).padStart(8)}${cpu.toFixed(1).padStart(10)}${ratio(cpu, floor.cpu).padStart(8)}`,
+    );
+    if (!(name in functions)) continue;
+    const pass = wall / floor.wall <= limit;
+    if (!pass) missed++;
+    targets.push(
+      `  ${pass ? 'PASS' : 'MISS'}  ${name} cold import ≤ ${limit.toFixed(1)}× the SDK-client floor (wall-clock)`.padEnd(78) +
+        `${(wall / floor.wall).toFixed(2)} × (CPU ${(cpu / floor.cpu).toFixed(2)} ×)`,
+    );
+  }
+  return { rows, targets, missed };
+};
+
 const main = async () => {
   const dir = await mkdtemp(join(tmpdir(), 'cold-start-'));
   try {
-    log('step 1/2: cdk synth of the production stack (real bundling), and the floor with the same bundling…');
-    const functions = await synthFunctions(join(dir, 'app'));
-    const nodeOptions = [...new Set(Object.values(functions).map(({ environment }) => environment.NODE_OPTIONS ?? ''))];
-    if (nodeOptions.length !== 1)
-      throw new Error(`the functions differ in NODE_OPTIONS (${nodeOptions.join(' | ')}): which would the floor take?`);
-    const bundles: Record<string, Bundle> = {
-      floor: synthFloor(join(dir, 'floor'), nodeOptions[0]!),
-      // Its ratio to the floor is the cold-start cost of the DynamoDB call timing (shared/dynamo-calls.ts).
-      'floor + call timing': synthFloor(join(dir, 'floor-timed'), nodeOptions[0]!, 'test/perf/cold-start-floor-timed.ts'),
-      ...functions,
-    };
-    // Interleaved rounds, so machine noise falls on every bundle alike.
-    const samples: Record<string, Sample[]> = {};
+    const { functions, bundles, nodeOptions } = await buildBundles(dir);
     const loadBefore = loadavg()[0]!;
-    log(`step 2/2: importing each bundle in a fresh Node process, ${runs} rounds…`);
-    for (let round = 0; round < runs; round++) {
-      log(`  round ${round + 1}/${runs}`);
-      for (const [name, bundle] of Object.entries(bundles)) (samples[name] ??= []).push(importOnce(bundle));
-      if (round === 0) for (const name of Object.keys(functions)) samples[`${name} (no NODE_OPTIONS)`] = [];
-      for (const [name, bundle] of Object.entries(functions))
-        samples[`${name} (no NODE_OPTIONS)`]!.push(importOnce({ ...bundle, environment: { ...bundle.environment, NODE_OPTIONS: '' } }));
-    }
+    const samples = sampleImports(bundles, functions);
     const loadAfter = loadavg()[0]!;
-    const floor = { wall: median(samples.floor!.map((s) => s.wallMs)), cpu: median(samples.floor!.map((s) => s.cpuMs)) };
-    const lines = [
+    const { rows, targets, missed } = await reportRows(samples, bundles, functions);
+    const heading = [
       `Cold start: import of each bundle as \`cdk synth\` makes it, in a fresh Node ${process.version} process, median of ${runs}, ` +
-        `NODE_OPTIONS=${nodeOptions[0] || '(none)'} unless said; ${new Date().toISOString()}, load average ${loadBefore.toFixed(1)} → ${loadAfter.toFixed(1)}`,
+        `NODE_OPTIONS=${nodeOptions || '(none)'} unless said; ${new Date().toISOString()}, load average ${loadBefore.toFixed(1)} → ${loadAfter.toFixed(1)}`,
       '',
       `${'bundle'.padEnd(36)}${'KB'.padStart(6)}${'wall ms'.padStart(10)}${'ratio'.padStart(8)}${'CPU ms'.padStart(10)}${'ratio'.padStart(8)}`,
     ];
-    const targets: string[] = [];
-    let missed = 0;
-    for (const [name, values] of Object.entries(samples)) {
-      const bundle = bundles[name.replace(' (no NODE_OPTIONS)', '')]!;
-      const kb = Math.round((await stat(bundle.file)).size / 1024);
-      const wall = median(values.map((s) => s.wallMs));
-      const cpu = median(values.map((s) => s.cpuMs));
-      const ratio = (ms: number, of: number) => (name === 'floor' ? '' : `${(ms / of).toFixed(2)}×`);
-      lines.push(
-        `${(name === 'floor' ? 'floor: SDK document client only' : name).padEnd(36)}${String(kb).padStart(6)}` +
-          `${wall.toFixed(1).padStart(10)}${ratio(wall, floor.wall).padStart(8)}${cpu.toFixed(1).padStart(10)}${ratio(cpu, floor.cpu).padStart(8)}`,
-      );
-      if (name in functions) {
-        const pass = wall / floor.wall <= limit;
-        if (!pass) missed++;
-        targets.push(
-          `  ${pass ? 'PASS' : 'MISS'}  ${name} cold import ≤ ${limit.toFixed(1)}× the SDK-client floor (wall-clock)`.padEnd(78) +
-            `${(wall / floor.wall).toFixed(2)} × (CPU ${(cpu / floor.cpu).toFixed(2)} ×)`,
-        );
-      }
-    }
     await mkdir(dirname(outFile), { recursive: true });
     await writeFile(
       outFile,
-      `${JSON.stringify({ node: process.version, runs, limit, nodeOptions: nodeOptions[0], loadavg: [loadBefore, loadAfter], samples }, null, 2)}\n`,
+      `${JSON.stringify({ node: process.version, runs, limit, nodeOptions, loadavg: [loadBefore, loadAfter], samples }, null, 2)}\n`,
     );
-    console.log([...lines, '', 'targets:', ...targets, '', `Every sample: ${relative(process.cwd(), outFile)}`].join('\n'));
+    console.log([...heading, ...rows, '', 'targets:', ...targets, '', `Every sample: ${relative(process.cwd(), outFile)}`].join('\n'));
     if (missed > 0 && process.env.BENCH_STRICT === '1') process.exitCode = 1;
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -13,7 +13,8 @@ import { gunzipSync } from 'node:zlib';
 import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ApiSite, matchRoute, proxyEvent } from '../../infra/local/proxy-event.ts';
-import { serviceName, stages } from '../../infra/stage-config.ts';
+import { serviceName } from '../../infra/names.ts';
+import { stages } from '../../infra/stage-config.ts';
 import type { StoreFunction } from '../../infra/cdk/store-function.ts';
 import { createApiKey, revokeApiKey } from '../../infra/ops/key-store.ts';
 import { metricNames, metricsNamespace } from '../../shared/observability.ts';
@@ -323,7 +324,7 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
 
   it('prints nothing but JSON lines, each with the stage service name', () => {
     expect(allLines().filter((line) => 'unparsable' in line)).toEqual([]);
-    for (const line of logLines()) expect(line.service, JSON.stringify(line)).toBe(serviceName(config));
+    for (const line of logLines()) expect(line.service, JSON.stringify(line)).toBe(serviceName(config.stage));
   });
 
   it('logs every line of a request with its request id and operation, the lines written while the list streams included', () => {
@@ -393,7 +394,7 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     });
     expect(emitted.length).toBeGreaterThan(0);
     for (const metric of emitted)
-      expect(metric).toMatchObject({ namespace: metricsNamespace, dimensions: { service: serviceName(config) } });
+      expect(metric).toMatchObject({ namespace: metricsNamespace, dimensions: { service: serviceName(config.stage) } });
 
     const filters = metricFilters(t);
     const read = metricsRead(t).filter((metric) => metric.namespace === metricsNamespace);
@@ -405,7 +406,7 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
           filter.name === metric.name &&
           // The dimension comes from a field of the access log line; the access log writes the service name there.
           Object.keys(filter.dimensions).join() === Object.keys(metric.dimensions).join() &&
-          metric.dimensions.service === serviceName(config),
+          metric.dimensions.service === serviceName(config.stage),
       );
     expect(
       read.filter((metric) => !produced(metric)).map((metric) => `${metric.name} ${JSON.stringify(metric.dimensions)} (${metric.readBy})`),

@@ -2,7 +2,7 @@ import { mkdtemp, stat, writeFile, chmod, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { prepareDataDir } from '../../infra/local/preflight.ts';
+import { prepareDataDir } from '../../infra/local/start-checks.ts';
 
 // DATA_DIR holds key hashes, usage identifiers and orders: nobody but its owner may read them.
 describe('DATA_DIR', () => {

@@ -19,7 +19,7 @@ import {
   serviceMetric,
 } from './metrics.ts';
 import type { StageConfig } from '../../stage-config.ts';
-import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
+import type { StoreOrdersMonitoringProps } from './props.ts';
 
 /** A long-running function (the list) may run this close to its timeout before on-call hears of it. */
 const nearTimeoutShare = 0.8;
@@ -267,7 +267,12 @@ export const canaryFailedRule = { failedRuns: 2, minutes: 10 } as const;
  * a run meets that version only now and then (docs/deploying.md, "What the guards see").
  */
 function addWrongAnswerAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
-  const { config, accessLogs, canaryName } = props;
+  addCanaryAlarms(target, props.canaryName);
+  addRefusedShareAlarm(target, props);
+}
+
+/** CanaryFailed (a guard): the synthetic client's runs fail; CanaryStopped: it has stopped running. */
+function addCanaryAlarms(target: AlarmTarget, canaryName: string) {
   const minute = Duration.minutes(1);
   alarm(
     target,
@@ -309,6 +314,12 @@ function addWrongAnswerAlarms(target: AlarmTarget, props: StoreOrdersMonitoringP
       treatMissingData: cloudwatch.TreatMissingData.BREACHING,
     },
   );
+}
+
+/** RefusedShare (a guard): the share of requests answered 401, from the access log's per-minute counts. */
+function addRefusedShareAlarm(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
+  const { config, accessLogs } = props;
+  const minute = Duration.minutes(1);
   const count = (id: string, metricName: string, filterPattern: logs.IFilterPattern) => {
     new logs.MetricFilter(target.scope, id, {
       logGroup: accessLogs,

@@ -16,7 +16,7 @@ import {
 } from './metrics.ts';
 import { errorBudgetWidgets } from './slo.ts';
 import type { StoreFunction } from '../store-function.ts';
-import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
+import type { StoreOrdersMonitoringProps } from './props.ts';
 
 type Props = StoreOrdersMonitoringProps;
 

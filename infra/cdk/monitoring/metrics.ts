@@ -6,8 +6,8 @@ import { dynamoDbOperationDimension } from '../../../shared/dynamo-calls.ts';
 import { metricNames, metricsNamespace } from '../../../shared/observability.ts';
 import { resourcePath, type Route } from '../../../shared/routes.ts';
 import { operations } from '../../operations.ts';
-import { serviceName } from '../../stage-config.ts';
-import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
+import { serviceName } from '../../names.ts';
+import type { StoreOrdersMonitoringProps } from './props.ts';
 
 // What the alarms, the dashboard and the saved queries read: the stage's metrics and the functions' log groups.
 
@@ -22,7 +22,7 @@ export function serviceMetric({ config }: Pick<Stage, 'config'>, metricName: str
   return new cloudwatch.Metric({
     namespace: metricsNamespace,
     metricName,
-    dimensionsMap: { service: serviceName(config) },
+    dimensionsMap: { service: serviceName(config.stage) },
     statistic,
     period,
   });
@@ -42,7 +42,7 @@ export function dynamoDbCallMetric({ config }: Pick<Stage, 'config'>, metricName
   return new cloudwatch.Metric({
     namespace: metricsNamespace,
     metricName,
-    dimensionsMap: { service: serviceName(config), [dynamoDbOperationDimension]: operation },
+    dimensionsMap: { service: serviceName(config.stage), [dynamoDbOperationDimension]: operation },
     statistic,
     period,
   });
@@ -101,7 +101,7 @@ export function tooManyRequestsOf({ config }: Pick<Stage, 'config'>, route: Rout
   return new cloudwatch.Metric({
     namespace: metricsNamespace,
     metricName: metricNames.tooManyRequests,
-    dimensionsMap: { method: route.method, resource: resourcePath(route), service: serviceName(config) },
+    dimensionsMap: { method: route.method, resource: resourcePath(route), service: serviceName(config.stage) },
     statistic: 'Sum',
     period,
   });

@@ -6,7 +6,7 @@ import type { Construct } from 'constructs';
 import { metricNames } from '../../../shared/observability.ts';
 import { routeOf } from '../../../shared/routes.ts';
 import { apiMetric, serviceMetric } from './metrics.ts';
-import type { StoreOrdersMonitoringProps } from '../store-orders-monitoring.ts';
+import type { StoreOrdersMonitoringProps } from './props.ts';
 
 /**
  * Service level objectives and burn-rate alerts, as the Site Reliability Workbook's chapter 5
