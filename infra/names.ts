@@ -40,6 +40,12 @@ export const stackName = (stage: string): string => `StoreOrders-${stage}`;
 /** The account stack (API Gateway's account-wide logging role, the budget), one per account and region. */
 export const accountStackName = stackName('account');
 
+/**
+ * The AWS Budget of the account stack in `region`. Budget names are unique per account, and the
+ * account stack is deployed once per account and region, so the name carries the region.
+ */
+export const budgetName = (region: string): string => `store-orders-monthly-${region}`;
+
 /** An operation as its constructs, alarms and graphs name it: `listOrders` → `ListOrders`. */
 export const pascalCase = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1);
 

@@ -5,13 +5,14 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
+import { budgetName } from '../names.ts';
 import { stages } from '../stage-config.ts';
 
 /**
- * The account's monthly AWS Budget, in USD: the sum of the stages' expected monthly cost
- * (`alarms.monthlyCostUsd`, derived in docs/deploying.md#what-it-costs). The stack does not know
- * which stages share its account, so the budget is the whole service's: an account holding one
- * stage has its own stage's figure and the other's as headroom.
+ * The monthly AWS Budget of the account stack's region, in USD: the sum of the stages' expected
+ * monthly cost (`alarms.monthlyCostUsd`, derived in docs/deploying.md#what-it-costs). The stack
+ * does not know which stages share its account and region, so the budget is the whole service's:
+ * a region holding one stage has its own stage's figure and the other's as headroom.
  */
 export const accountBudgetUsd = Object.values(stages).reduce((sum, config) => sum + config.alarms.monthlyCostUsd, 0);
 
@@ -57,7 +58,10 @@ export class StoreOrdersAccountStack extends Stack {
   }
 
   /**
-   * A monthly cost budget of the whole account, whose alerts go to the account's alarm topic.
+   * A monthly cost budget of the account's spend in this region, whose alerts go to the account's
+   * alarm topic. Budget names are unique per account and this stack deploys once per account and
+   * region: the name carries the region, and the region filter keeps two regions' budgets from
+   * each counting the other's spend.
    * Budgets may publish to it only for budgets of this account (the policy AWS documents in
    * "Creating an Amazon SNS topic for budget notifications"); the budget waits for the policy,
    * since Budgets checks that it may publish when the budget is created.
@@ -80,8 +84,9 @@ export class StoreOrdersAccountStack extends Stack {
     for (const email of emails) topic.addSubscription(new subscriptions.EmailSubscription(email));
     const budget = new budgets.CfnBudget(this, 'Budget', {
       budget: {
-        budgetName: 'store-orders-monthly',
+        budgetName: budgetName(Aws.REGION),
         budgetType: 'COST',
+        filterExpression: { dimensions: { key: 'REGION', values: [Aws.REGION] } },
         timeUnit: 'MONTHLY',
         budgetLimit: { amount: accountBudgetUsd, unit: 'USD' },
       },

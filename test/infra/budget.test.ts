@@ -16,6 +16,7 @@ import {
   evaluationAccount,
   otherAccount,
   type PolicyDocument,
+  evaluationRegion,
   referencedId,
   resolveTemplate,
   resourcesOfType,
@@ -25,7 +26,13 @@ const { app } = sharedApp();
 const template = app.synth().getStackByName((app.node.findChild(accountStackName) as Stack).stackName).template as CfnTemplate;
 
 type BudgetProps = {
-  Budget: { BudgetLimit: { Amount: number; Unit: string }; BudgetType: string; TimeUnit: string };
+  Budget: {
+    BudgetName: unknown;
+    FilterExpression?: unknown;
+    BudgetLimit: { Amount: number; Unit: string };
+    BudgetType: string;
+    TimeUnit: string;
+  };
   NotificationsWithSubscribers: {
     Notification: { NotificationType: string; ComparisonOperator: string; Threshold: number; ThresholdType: string };
     Subscribers: { SubscriptionType: string; Address: unknown }[];
@@ -42,6 +49,15 @@ describe('the account budget', () => {
     const { BudgetLimit, BudgetType, TimeUnit } = budget.Properties.Budget;
     expect({ BudgetType, TimeUnit, Unit: BudgetLimit.Unit }).toEqual({ BudgetType: 'COST', TimeUnit: 'MONTHLY', Unit: 'USD' });
     expect(BudgetLimit.Amount).toBe(Object.values(stages).reduce((sum, config) => sum + config.alarms.monthlyCostUsd, 0));
+  });
+
+  // Budget names are unique per account, and this stack deploys once per account and region: a
+  // second region's stack would fail on a fixed name, and without the filter each would count both.
+  it("is named by its region and counts only its region's spend", () => {
+    const resolve = resolveTemplate(template, accountStackName);
+    const resolved = resolve(budget.Properties.Budget) as { BudgetName: string; FilterExpression: unknown };
+    expect(resolved.BudgetName).toBe(`store-orders-monthly-${evaluationRegion}`);
+    expect(resolved.FilterExpression).toEqual({ Dimensions: { Key: 'REGION', Values: [evaluationRegion] } });
   });
 
   it('states the amount, and each stage share, in docs/deploying.md', () => {
@@ -75,7 +91,10 @@ describe('the account budget', () => {
         principal: 'budgets.amazonaws.com',
         action: 'sns:Publish',
         resource: String(resolve({ Ref: topicId })),
-        context: { 'aws:SourceArn': `arn:aws:budgets::${account}:budget/store-orders-monthly`, 'aws:SourceAccount': account },
+        context: {
+          'aws:SourceArn': `arn:aws:budgets::${account}:budget/store-orders-monthly-${evaluationRegion}`,
+          'aws:SourceAccount': account,
+        },
         resourcePolicy: resolve(policy.Properties?.PolicyDocument) as PolicyDocument,
       });
     expect(await publish(evaluationAccount)).toBe('Allowed');
