@@ -12,7 +12,7 @@ import { smoke } from '../shared/smoke-check.ts';
 const secrets = new SecretsManagerClient({});
 
 /**
- * Each request may take this long: seven checks, one request each, stay inside the canary's
+ * Each request may take this long: at most seven checks, one request each, stay inside the canary's
  * 55-second timeout (42 s if every one timed out) with room for a tier wait (at most 5 s).
  */
 const requestTimeoutMs = 6_000;
@@ -24,12 +24,15 @@ const requestTimeoutMs = 6_000;
 const listBytes = 256 * 1024;
 
 export const handler = async (): Promise<string> => {
-  const { BASE_URL: baseUrl, CANARY_KEY_SECRET: secretId } = process.env;
+  const { BASE_URL: baseUrl, CANARY_KEY_SECRET: secretId, STATUS_FILTER_CHECK: statusFilter } = process.env;
   if (!baseUrl || !secretId) throw new Error('BASE_URL and CANARY_KEY_SECRET must be set');
+  // The stack sets it from the stage config (statusFilterChecks): `on` once the status index is ACTIVE.
+  if (statusFilter !== 'on' && statusFilter !== 'off')
+    throw new Error(`STATUS_FILTER_CHECK must be on or off; got "${statusFilter ?? ''}"`);
   // Read on every run: a key rotated by `npm run keys -- canary` is used from the next run on.
   const { key } = await readCanaryKey(secrets, secretId);
   const lines: string[] = [];
-  const failed = await smoke({ baseUrl, key, timeoutMs: requestTimeoutMs, listBytes }, (line) => {
+  const failed = await smoke({ baseUrl, key, timeoutMs: requestTimeoutMs, listBytes, statusFilter: statusFilter === 'on' }, (line) => {
     lines.push(line);
     console.log(line);
   });

@@ -23,6 +23,12 @@ export const isIndexNotReady = (error: unknown): boolean =>
 /** How long a client waits before asking again for a status-filtered page while the index is built (minutes to hours). */
 export const indexRetryAfterSeconds = 60;
 
-/** Whether a table, as DescribeTable describes it, has the status index ready for Query (ACTIVE). */
-export const statusIndexActive = (table: { GlobalSecondaryIndexes?: { IndexName?: string; IndexStatus?: string }[] } | undefined) =>
-  table?.GlobalSecondaryIndexes?.some((index) => index.IndexName === statusIndex.name && index.IndexStatus === 'ACTIVE') ?? false;
+/**
+ * Whether a table, as DescribeTable describes it, has the status index ready for Query: ACTIVE, or
+ * UPDATING (a settings change of an index already built, which still answers Query). CREATING (the
+ * backfill) and DELETING do not, nor an index that is not there.
+ */
+export const statusIndexQueryable = (table: { GlobalSecondaryIndexes?: { IndexName?: string; IndexStatus?: string }[] } | undefined) =>
+  table?.GlobalSecondaryIndexes?.some(
+    (index) => index.IndexName === statusIndex.name && (index.IndexStatus === 'ACTIVE' || index.IndexStatus === 'UPDATING'),
+  ) ?? false;

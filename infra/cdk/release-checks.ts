@@ -181,6 +181,18 @@ export const bundleCanaryScript = (outputDir: string): string => {
  * through the client, which would also run on Node.js 20's syn-nodejs-3.x; the newer runtime stays).
  * aws-cdk-lib 2.276 names runtimes up to syn-nodejs-3.1 only, hence the name written out.
  */
+/**
+ * The canary's STATUS_FILTER_CHECK: whether it asks for a filtered v2 page, which only a stage whose
+ * status index exists (and is ACTIVE: docs/deploying.md#the-status-index) can answer with 200.
+ */
+export const statusFilterCheck = (config: Pick<StageConfig, 'stage' | 'ordersStatusIndex' | 'statusFilterChecks'>): 'on' | 'off' => {
+  if (config.statusFilterChecks && !config.ordersStatusIndex)
+    throw new Error(
+      `stage ${config.stage}: statusFilterChecks needs ordersStatusIndex (the filtered page answers 503 without the index; docs/deploying.md#the-status-index)`,
+    );
+  return config.statusFilterChecks ? 'on' : 'off';
+};
+
 export const canaryRuntime = new synthetics.Runtime('syn-nodejs-4.1', synthetics.RuntimeFamily.NODEJS);
 
 let canaryScriptDir: string | undefined;
@@ -232,7 +244,11 @@ export class SyntheticClient extends Construct {
       }),
       schedule: synthetics.Schedule.rate(Duration.minutes(1)),
       timeout: Duration.seconds(55),
-      environmentVariables: { BASE_URL: props.baseUrl, CANARY_KEY_SECRET: canaryKeySecretName(config.stage) },
+      environmentVariables: {
+        BASE_URL: props.baseUrl,
+        CANARY_KEY_SECRET: canaryKeySecretName(config.stage),
+        STATUS_FILTER_CHECK: statusFilterCheck(config),
+      },
       artifactsBucketLocation: { bucket: artifacts },
       successRetentionPeriod: Duration.days(retentionDays),
       failureRetentionPeriod: Duration.days(retentionDays),

@@ -9,12 +9,16 @@
 import { parseArgs } from 'node:util';
 import { parseOrderId } from '../../shared/order-id.ts';
 import { type SmokeOptions, smoke } from '../../shared/smoke-check.ts';
+import { type StageName, stages } from '../stage-config.ts';
 
-const usage = `Usage: npm run smoke -- --base-url <url> [--cancel <orderId>] [--timeout-ms <ms>] [--list-bytes <n>]
+const usage = `Usage: npm run smoke -- --base-url <url> [--stage <stage>] [--cancel <orderId>] [--timeout-ms <ms>] [--list-bytes <n>]
   with the key in STORE_API_KEY (read it without echo: read -rs STORE_API_KEY && export STORE_API_KEY)
 
   --base-url <url>     the stage's base URL, ending in /v1 (the stack output BaseUrl); https://, or
                        http:// only to this machine (localhost, 127.0.0.0/8, [::1])
+  --stage <stage>      the deployed stage it checks (staging or production): a filtered v2 page is
+                       asked for only where that stage's config has statusFilterChecks (its status
+                       index is ACTIVE); without --stage (npm start) it is always asked for
   --cancel <orderId>   also cancel this order (it must be pending or cancelled): the only write
   --timeout-ms <ms>    the most any one request may take (default 10000)
   --list-bytes <n>     read about n bytes of each v1 list (up to the end of the chunk that reaches
@@ -52,6 +56,13 @@ const positive = (name: string, text: string): number => {
   return value;
 };
 
+/** Whether to ask for a filtered v2 page: the stage's statusFilterChecks, or yes without --stage. */
+const readStatusFilter = (stage: string | undefined): boolean => {
+  if (stage === undefined) return true;
+  if (!Object.hasOwn(stages, stage)) throw new UsageError(`--stage must be one of ${Object.keys(stages).join(', ')}; got "${stage}"`);
+  return stages[stage as StageName].statusFilterChecks;
+};
+
 const readCancel = (text: string): bigint => {
   try {
     return BigInt(parseOrderId(text));
@@ -70,6 +81,7 @@ export const readSmokeOptions = (argv: string[], env: NodeJS.ProcessEnv): SmokeO
       cancel: { type: 'string' },
       'timeout-ms': { type: 'string' },
       'list-bytes': { type: 'string' },
+      stage: { type: 'string' },
     },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
@@ -80,6 +92,7 @@ export const readSmokeOptions = (argv: string[], env: NodeJS.ProcessEnv): SmokeO
     baseUrl,
     key,
     timeoutMs: positive('timeout-ms', values['timeout-ms'] ?? '10000'),
+    statusFilter: readStatusFilter(values.stage),
     ...(values.cancel === undefined ? {} : { cancel: readCancel(values.cancel) }),
     ...(values['list-bytes'] === undefined ? {} : { listBytes: positive('list-bytes', values['list-bytes']) }),
   };

@@ -86,6 +86,10 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
     cell: (c) => yesNo(c.ordersStatusIndex),
     shows: ['ordersStatusIndex'],
   },
+  'the synthetic client and the smoke step ask for a filtered page ([once the index is ACTIVE](#the-status-index))': {
+    cell: (c) => yesNo(c.statusFilterChecks),
+    shows: ['statusFilterChecks'],
+  },
   'alarm e-mail, custom domain': {
     // "none", possibly followed by how to set them; a stage that sets either must name it.
     cell: (c) =>

@@ -41,7 +41,7 @@ describe("the Synthetics canary's script against npm start", () => {
   afterAll(() => (fake?.close(), stopServiceProcess(service)));
 
   /** One canary run: the handler's result or its error, and what it printed. */
-  const canaryRun = (node = process.execPath) =>
+  const canaryRun = (node = process.execPath, statusFilter: string | null = 'on') =>
     new Promise<{ result?: string; error?: string; output: string }>((resolve) => {
       const script = `require(${JSON.stringify(bundle)}).handler().then((result) => console.log(JSON.stringify({ result })), (error) => console.log(JSON.stringify({ error: error.message })));`;
       execFile(
@@ -52,6 +52,7 @@ describe("the Synthetics canary's script against npm start", () => {
             PATH: process.env.PATH,
             BASE_URL: service.url,
             CANARY_KEY_SECRET: secretName,
+            ...(statusFilter === null ? {} : { STATUS_FILTER_CHECK: statusFilter }),
             AWS_REGION: 'us-east-1',
             AWS_ACCESS_KEY_ID: 'local',
             AWS_SECRET_ACCESS_KEY: 'local',
@@ -100,5 +101,14 @@ describe("the Synthetics canary's script against npm start", () => {
     } finally {
       fake.secrets.set(secretName, secret);
     }
+  });
+
+  it('asks for no filtered page while its stage has statusFilterChecks off, and refuses a STATUS_FILTER_CHECK it does not know', async () => {
+    const off = await canaryRun(process.execPath, 'off');
+    expect(off.error).toBeUndefined();
+    expect(off.result).toBe('All 6 checks passed.');
+    expect(off.output).not.toContain('pending');
+    expect((await canaryRun(process.execPath, null)).error).toBe('STATUS_FILTER_CHECK must be on or off; got ""');
+    expect((await canaryRun(process.execPath, 'yes')).error).toBe('STATUS_FILTER_CHECK must be on or off; got "yes"');
   });
 });

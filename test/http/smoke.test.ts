@@ -101,6 +101,14 @@ describe('npm run smoke', () => {
     );
   });
 
+  it("with --stage, asks for a filtered page only where that stage's statusFilterChecks is on (as the pipeline runs it)", async () => {
+    const { status, output } = await smoke(['--base-url', service.url!, '--stage', 'staging']);
+    const filtered = stages.staging.statusFilterChecks;
+    expect(output.includes('v2 page of pending orders')).toBe(filtered);
+    expect(output).toContain(`All ${filtered ? 7 : 6} checks passed.`);
+    expect(status).toBe(0);
+  });
+
   it('cancels only the order --cancel names', async () => {
     const { status, output } = await smoke(['--base-url', service.url!, '--cancel', '3']);
     expect(output).toMatch(/^PASS {2}cancel order 3: 204, X-Request-Id \S+$/m);
@@ -181,6 +189,10 @@ describe('npm run smoke', () => {
     expect(await smoke(['--base-url', service.url!, '--timeout-ms', '0'])).toMatchObject({
       status: 2,
       output: expect.stringContaining('--timeout-ms must be a positive whole number'),
+    });
+    expect(await smoke(['--base-url', service.url!, '--stage', 'prod'])).toMatchObject({
+      status: 2,
+      output: expect.stringContaining('--stage must be one of staging, production; got "prod"'),
     });
     expect(await smoke(['--base-url', service.url!, '--cancel', 'abc'])).toMatchObject({
       status: 2,

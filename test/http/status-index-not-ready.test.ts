@@ -1,5 +1,6 @@
 import { DescribeTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { smoke } from '../../shared/smoke-check.ts';
 import { indexRetryAfterSeconds, statusIndex } from '../../shared/status-index.ts';
 import { order, request, startTestApi } from '../lib/local-api.ts';
 
@@ -40,5 +41,28 @@ describe('GET /v2/store/orders on an orders table without the status index', () 
     const response = await request(v2, 'GET', '/store/orders?pageSize=10', api.auth);
     expect(response.status).toBe(200);
     expect([...response.text.matchAll(/"id":(-?\d+)/g)].map((m) => m[1]).sort()).toEqual(['1', '9007199254740993']);
+  });
+});
+
+// The synthetic client and the pipeline's smoke step run the smoke check against such a stage until
+// its statusFilterChecks is turned on (docs/deploying.md#the-status-index).
+describe('the smoke check on a stage without the status index', () => {
+  const run = async (statusFilter: boolean) => {
+    const lines: string[] = [];
+    const failed = await smoke({ baseUrl: api.url, key: api.key, timeoutMs: 6_000, statusFilter }, (line) => lines.push(line));
+    return { failed, lines };
+  };
+
+  it('passes without asking for a filtered page when statusFilter is off', async () => {
+    const { failed, lines } = await run(false);
+    expect(lines.filter((line) => /^(PASS|FAIL)/.test(line))).toHaveLength(6);
+    expect(lines.join('\n')).not.toContain('pending');
+    expect(failed).toBe(0);
+  });
+
+  it('fails on the 503 when statusFilter is on, as the canary would every minute', async () => {
+    const { failed, lines } = await run(true);
+    expect(lines).toContainEqual(expect.stringMatching(/^FAIL {2}v2 page of pending orders: .*503 service_unavailable/));
+    expect(failed).toBe(1);
   });
 });

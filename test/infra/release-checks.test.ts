@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
+import { statusFilterCheck } from '../../infra/cdk/release-checks.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { logicalId, repoRoot, roleActions, stageNames, sharedApp, synthApp } from '../lib/cdk.ts';
 
@@ -86,7 +87,14 @@ describe.each(stageNames)('release checks of %s', (stage) => {
       Schedule: { Expression: 'rate(1 minute)' },
       StartCanaryAfterCreation: true,
       Code: { Handler: 'canary.handler' },
-      RunConfig: { TimeoutInSeconds: 55, EnvironmentVariables: { CANARY_KEY_SECRET: canaryKeySecretName(stage) } },
+      RunConfig: {
+        TimeoutInSeconds: 55,
+        // No filtered page until the stage's status index is ACTIVE (docs/deploying.md#the-status-index).
+        EnvironmentVariables: {
+          CANARY_KEY_SECRET: canaryKeySecretName(stage),
+          STATUS_FILTER_CHECK: config.statusFilterChecks ? 'on' : 'off',
+        },
+      },
     });
     expect(JSON.stringify(canary!.Properties.RunConfig.EnvironmentVariables.BASE_URL)).toContain('/v1');
     expect(roleActions(t, canary!.Properties.ExecutionRoleArn['Fn::GetAtt'][0])).toContain('secretsmanager:GetSecretValue');
@@ -132,5 +140,16 @@ describe('the first deploy of the release checks to a stage', () => {
     const aliases = Object.values(t.findResources('AWS::Lambda::Alias'));
     expect(aliases).toHaveLength(4);
     for (const alias of aliases) expect(alias.UpdatePolicy.CodeDeployLambdaAliasUpdate.BeforeAllowTrafficHook).toBeUndefined();
+  });
+});
+
+describe("the canary's filtered-page check", () => {
+  it('follows statusFilterChecks, and is refused where the stage has no status index', () => {
+    const base = { stage: 'staging', ordersStatusIndex: true } as const;
+    expect(statusFilterCheck({ ...base, statusFilterChecks: true })).toBe('on');
+    expect(statusFilterCheck({ ...base, statusFilterChecks: false })).toBe('off');
+    expect(() => statusFilterCheck({ ...base, ordersStatusIndex: false, statusFilterChecks: true })).toThrow(
+      'stage staging: statusFilterChecks needs ordersStatusIndex',
+    );
   });
 });
