@@ -220,14 +220,23 @@ describe('npm start', () => {
     }
   });
 
-  it('creates a relative DATA_DIR in the directory npm start was run from, and keeps the data there', async () => {
+  // One start of its own DynamoDB Local serves both promises of a developer's plain `npm start`:
+  // the data where DATA_DIR says, and a generated key that works (a JVM start each would cost seconds).
+  it('starts its own DynamoDB Local with a relative DATA_DIR in the directory npm start was run from, prints a generated key that works, keeps the data there, and leaves no Java process on SIGINT', async () => {
     const caller = await mkdtemp(join(tmpdir(), 'caller-'));
     // What npm does: the script runs in the package root, INIT_CWD names the caller's directory.
-    const service = await startService({ INIT_CWD: caller, DATA_DIR: 'nested/data', STORE_API_KEY: key });
+    const service = await startService({ INIT_CWD: caller, DATA_DIR: 'nested/data' });
     expect(service.url, service.output()).toBeDefined();
     expect(service.output()).toContain(`(data in ${join(caller, 'nested/data')})`);
-    expect((await requestPastDeadlines(service, 'DELETE', '/store/orders/1', auth)).status).toBe(204);
-    expect(await stop(service)).toBe(0);
+    const generated = /API key \(generated for this run\): (so_local_\S+)/.exec(service.output())?.[1];
+    expect(generated).toBeDefined();
+    const generatedAuth = { Authorization: `Bearer ${generated}` };
+    expect((await requestPastDeadlines(service, 'GET', '/store/orders', generatedAuth)).status).toBe(200);
+    expect((await requestPastDeadlines(service, 'DELETE', '/store/orders/1', generatedAuth)).status).toBe(204);
+    const dynamoPort = Number(/DynamoDB Local on http:\/\/127\.0\.0\.1:(\d+)/.exec(service.output())?.[1]);
+    expect(await portAccepts(dynamoPort)).toBe(true);
+    expect(await stop(service, 'SIGINT')).toBe(0);
+    expect(await portAccepts(dynamoPort)).toBe(false);
     // DynamoDB Local's database file, where the user asked for it (a restart reads it back).
     expect(existsSync(join(caller, 'nested/data/shared-local-instance.db'))).toBe(true);
     expect(existsSync(join(repoRoot, 'nested'))).toBe(false);
@@ -291,18 +300,6 @@ describe('npm start', () => {
     const service = await startService({ PATH: '/nonexistent', ...tables() });
     expect(service.exitCode).toBe(1);
     expect(service.output()).toMatch(/DynamoDB Local needs Java 17 or newer.*DYNAMODB_ENDPOINT/s);
-  });
-
-  it('starts its own DynamoDB Local, prints a generated key that works, and leaves no Java process on SIGINT', async () => {
-    const service = await startService({});
-    expect(service.url, service.output()).toBeDefined();
-    const generated = /API key \(generated for this run\): (so_local_\S+)/.exec(service.output())?.[1];
-    expect(generated).toBeDefined();
-    expect((await requestPastDeadlines(service, 'GET', '/store/orders', { Authorization: `Bearer ${generated}` })).status).toBe(200);
-    const dynamoPort = Number(/DynamoDB Local on http:\/\/127\.0\.0\.1:(\d+)/.exec(service.output())?.[1]);
-    expect(await portAccepts(dynamoPort)).toBe(true);
-    expect(await stop(service, 'SIGINT')).toBe(0);
-    expect(await portAccepts(dynamoPort)).toBe(false);
   });
 });
 

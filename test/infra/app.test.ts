@@ -34,7 +34,7 @@ describe('the CDK app', () => {
     }
   });
 
-  // `cdk synth` through the real CLI, with and without a region configured: test/infra/synth-cli.test.ts.
+  // `cdk synth` through the real CLI, the region from AWS_REGION or from a profile: test/infra/synth-cli.test.ts.
   it('is environment-agnostic whatever CDK_DEFAULT_ACCOUNT and CDK_DEFAULT_REGION the CLI sets', () => {
     const saved = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
     process.env.CDK_DEFAULT_ACCOUNT = '123456789012';

@@ -104,29 +104,27 @@ const expectEnvironmentAgnostic = ({ manifest, templates }: Awaited<ReturnType<t
 describe('npx cdk synth', () => {
   const outdir = tempDir('store-orders-synth-');
 
-  it('synthesizes both stacks with no AWS credentials and no region, environment-agnostic', { timeout: 960_000 }, async () => {
-    const assembly = await synthesize(withoutAws(), outdir);
-    // The CLI falls back to us-east-1 for CDK_DEFAULT_REGION here: it must not reach the assembly.
-    expectEnvironmentAgnostic(assembly, ['us-east-1']);
-    for (const config of Object.values(stages)) {
-      const stackTemplate = JSON.parse(assembly.templates[config.stackName]!);
-      // The service's functions (one per route, and the authorizer) and the pre-traffic hook.
-      expect(Object.values(stackTemplate.Resources).filter((r) => (r as { Type: string }).Type === 'AWS::Lambda::Function')).toHaveLength(
-        routes.length + 2,
-      );
-    }
-    expect(existsSync(join(outdir, 'validation-report.json'))).toBe(true);
-  });
-
-  // The pipeline: no credentials, the environment's region in AWS_REGION (the deploy job's credentials decide later).
-  it('stays environment-agnostic with a region in the environment, as the pipeline synthesizes', { timeout: 960_000 }, async () => {
-    const assembly = await synthesize(
-      { ...withoutAws(), AWS_REGION: 'eu-west-1', AWS_DEFAULT_REGION: 'eu-west-1' },
-      tempDir('store-orders-synth-'),
-      accountStackName,
-    );
-    expectEnvironmentAgnostic(assembly, ['eu-west-1', 'us-east-1']);
-  });
+  // The pipeline: no credentials, the environment's region in AWS_REGION (the deploy job's
+  // credentials decide later). The one full synth of this file, bundling included, as the pipeline
+  // runs it. Without any region the CLI sets CDK_DEFAULT_REGION to us-east-1 for the app, which
+  // test/infra/app.test.ts sets in process; so us-east-1 is looked for here too, and no third
+  // `cdk synth` (a minute or more on a busy machine) is spent on that case.
+  it(
+    'synthesizes every stack as the pipeline does, no AWS credentials and the region in AWS_REGION, environment-agnostic',
+    { timeout: 960_000 },
+    async () => {
+      const assembly = await synthesize({ ...withoutAws(), AWS_REGION: 'eu-west-1', AWS_DEFAULT_REGION: 'eu-west-1' }, outdir);
+      expectEnvironmentAgnostic(assembly, ['eu-west-1', 'us-east-1']);
+      for (const config of Object.values(stages)) {
+        const stackTemplate = JSON.parse(assembly.templates[config.stackName]!);
+        // The service's functions (one per route, and the authorizer) and the pre-traffic hook.
+        expect(Object.values(stackTemplate.Resources).filter((r) => (r as { Type: string }).Type === 'AWS::Lambda::Function')).toHaveLength(
+          routes.length + 2,
+        );
+      }
+      expect(existsSync(join(outdir, 'validation-report.json'))).toBe(true);
+    },
+  );
 
   // An engineer: a named profile with its region in ~/.aws/config (no credentials needed for synth).
   it("stays environment-agnostic under a profile with a region, as an engineer's shell synthesizes", { timeout: 960_000 }, async () => {
