@@ -44,6 +44,16 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
     },
   },
+  // Size (docs/decisions.md, "No module over 400 lines, no function over 60"): a module reads in one
+  // sitting and a function as a table of contents. Tests are lists of cases, so they are exempt.
+  {
+    files: ['**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }],
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true, IIFEs: true }],
+    },
+  },
   // functions/*.ts reach shared/ as ../shared/…; shared/ is one flat folder, so ../ leaves it.
   { files: ['functions/**/*.ts'], rules: { 'no-restricted-imports': shippedImports('^\\.(?!\\./shared/)') } },
   { files: ['shared/**/*.ts'], rules: { 'no-restricted-imports': shippedImports('^\\.\\./(?!client/src/index\\.ts$)') } },

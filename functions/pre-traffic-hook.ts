@@ -24,12 +24,12 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { CodeDeployClient, PutLifecycleEventHookExecutionStatusCommand } from '@aws-sdk/client-codedeploy';
 import { DescribeTableCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { InvokeCommand, InvokeWithResponseStreamCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { type CanaryKey, readCanaryKey } from '../shared/canary-key.ts';
-import { type Answer, completeOrdersOf, expectError, fail, listedOrders } from '../shared/smoke-check.ts';
+import { completeOrdersOf, expectError, fail, listedOrders } from '../shared/smoke-check.ts';
+import { answerOf, invoke, invokeStreamed, retriedWhileBusy, untilDeadline } from '../shared/hook-invocations.ts';
 import { basePath } from '../shared/routes.ts';
 import { type AskPage, v2PageAnswers, v2StatusPageAnswers } from '../shared/v2-page-checks.ts';
 
@@ -56,7 +56,6 @@ export const reportMarginMs = 30_000;
 /** Of the list, the hook reads this much and checks the orders in it, as the synthetic client does. */
 export const listPrefixBytes = 256 * 1024;
 
-const lambda = new LambdaClient({});
 const dynamodb = new DynamoDBClient({});
 // The one call that must get through: more attempts than the SDK's default three.
 const codedeploy = new CodeDeployClient({ maxAttempts: 6 });
@@ -115,111 +114,6 @@ const proxyEvent = (settings: Settings, method: 'GET' | 'DELETE', path: string, 
     body: null,
     isBase64Encoded: false,
   };
-};
-
-/** An abort signal that fires at the run's deadline. */
-const untilDeadline = (run: HookRun) => AbortSignal.timeout(Math.max(1, run.deadline - Date.now()));
-
-/** A buffered invocation: the function's answer, or the error it threw (Lambda's FunctionError). */
-const invoke = async (run: HookRun, functionArn: string, event: unknown) => {
-  const out = await lambda.send(new InvokeCommand({ FunctionName: functionArn, Payload: Buffer.from(JSON.stringify(event)) }), {
-    abortSignal: untilDeadline(run),
-  });
-  const text = Buffer.from(out.Payload ?? new Uint8Array()).toString('utf8');
-  return { functionError: out.FunctionError, payload: (text === '' ? null : JSON.parse(text)) as Record<string, unknown> | null };
-};
-
-/** A proxy result as the client would receive it. */
-const answerOf = (result: Awaited<ReturnType<typeof invoke>>): Answer => {
-  if (result.functionError !== undefined)
-    fail(`the function failed (${result.functionError}): ${JSON.stringify(result.payload).slice(0, 200)}`);
-  const value = result.payload as { statusCode?: number; headers?: Record<string, string>; body?: string } | null;
-  return { status: value?.statusCode ?? 0, headers: new Headers(value?.headers ?? {}), body: value?.body ?? '', firstByteMs: 0 };
-};
-
-/**
- * A streamed invocation (how API Gateway calls the list): the function writes a JSON prelude
- * (status and headers), eight NUL bytes, then the body. Reading stops once the body holds
- * `maxBodyBytes` (the answer is then `cut`), so the hook's memory and time do not grow with the table.
- */
-const invokeStreamed = async (run: HookRun, functionArn: string, event: unknown, maxBodyBytes: number): Promise<Answer> => {
-  const started = performance.now();
-  const stop = new AbortController();
-  const out = await lambda.send(
-    new InvokeWithResponseStreamCommand({ FunctionName: functionArn, Payload: Buffer.from(JSON.stringify(event)) }),
-    { abortSignal: AbortSignal.any([stop.signal, untilDeadline(run)]) },
-  );
-  const chunks: Buffer[] = [];
-  let firstByteMs: number | undefined;
-  let received = 0;
-  let prelude: number | undefined;
-  try {
-    for await (const message of out.EventStream ?? []) {
-      if (message.PayloadChunk?.Payload !== undefined) {
-        firstByteMs ??= performance.now() - started;
-        chunks.push(Buffer.from(message.PayloadChunk.Payload));
-        received += message.PayloadChunk.Payload.byteLength;
-        // Where the prelude ends (its eight NUL bytes), looked for until found.
-        if (prelude === undefined) {
-          const at = Buffer.concat(chunks).indexOf(Buffer.alloc(8));
-          if (at >= 0) prelude = at;
-        }
-        if (prelude !== undefined && received - prelude - 8 >= maxBodyBytes) break;
-      }
-      const complete = message.InvokeComplete;
-      if (complete?.ErrorCode !== undefined) fail(`the stream ended with ${complete.ErrorCode}: ${complete.ErrorDetails ?? ''}`);
-    }
-  } finally {
-    stop.abort();
-  }
-  const all = Buffer.concat(chunks);
-  const at = all.indexOf(Buffer.alloc(8));
-  if (at < 0) fail(`no HTTP prelude in the streamed answer: ${all.subarray(0, 200).toString('utf8')}`);
-  const head = JSON.parse(all.subarray(0, at).toString('utf8')) as { statusCode?: number; headers?: Record<string, string> };
-  const body = all.subarray(at + 8);
-  const cut = body.byteLength >= maxBodyBytes;
-  return {
-    status: head.statusCode ?? 0,
-    headers: new Headers(head.headers ?? {}),
-    body: (cut ? body.subarray(0, maxBodyBytes) : body).toString('utf8'),
-    firstByteMs: firstByteMs ?? 0,
-    ...(cut ? { cut } : {}),
-  };
-};
-
-/** Whether an error is Lambda refusing the invocation for want of concurrency (HTTP 429), not the function failing. */
-const isThrottle = (error: unknown) =>
-  error instanceof Error &&
-  (error.name === 'TooManyRequestsException' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 429);
-
-/** Answers the API gives when it is busy or briefly unavailable, not wrong: the hook asks again. */
-const busyStatuses = new Set([429, 503]);
-
-/**
- * Runs `attempt` until it gives an answer that is not busy: a Lambda throttle, or an answer
- * with status 429 or 503, is waited out with backoff (0.25 s doubling to 8 s, with jitter) until
- * the run's deadline. What the hook judges is the function's answer once it runs, never the
- * service being busy: other clients, the synthetic client and hooks of other deployments share it.
- */
-const retriedWhileBusy = async <T>(run: HookRun, attempt: () => Promise<T>, statusOf: (value: T) => number | undefined): Promise<T> => {
-  let busy: string | undefined;
-  for (let tries = 1; ; tries++) {
-    const stillBusy = () => fail(`still busy at the deadline after ${tries} tries (last: ${busy})`);
-    try {
-      const value = await attempt();
-      const status = statusOf(value);
-      if (status === undefined || !busyStatuses.has(status)) return value;
-      busy = `answered ${status}`;
-    } catch (error) {
-      // Stopped at the deadline while the service was still busy: say so, not merely "no answer".
-      if (busy !== undefined && Date.now() >= run.deadline) stillBusy();
-      if (!isThrottle(error)) throw error;
-      busy = 'throttled by Lambda';
-    }
-    const waitMs = Math.min(8_000, 250 * 2 ** (tries - 1)) * (0.5 + Math.random() / 2);
-    if (Date.now() + waitMs >= run.deadline) stillBusy();
-    await new Promise((resolve) => setTimeout(resolve, waitMs));
-  }
 };
 
 /** The orders table as DescribeTable describes it: its item count, its indexes' status. */

@@ -1,15 +1,14 @@
-import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
-import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
-import { listLeaseAttributes } from '../../shared/list-leases.ts';
 import { cursorSecretName } from '../../shared/cursor-keys.ts';
 import { statusIndex } from '../../shared/status-index.ts';
 import { basePath, resourcePath, routes } from '../../shared/routes.ts';
@@ -18,18 +17,11 @@ import type { FunctionName } from '../function-settings.ts';
 import { addLogsKey, addStageLogGroup } from './log-groups.ts';
 import { deploymentApplicationName, functionConstructId, pascalCase, restApiName, serviceName, usagePlanName } from '../names.ts';
 import { authorizer, type LimitClass, operations, perOperation, type TableAccess } from '../operations.ts';
-import {
-  type DataRemovalPolicy,
-  type DeploymentStrategy,
-  type StageConfig,
-  type Throttling,
-  type TierName,
-  tierProblems,
-} from '../stage-config.ts';
+import { type DeploymentStrategy, type StageConfig, type Throttling, type TierName, tierProblems } from '../stage-config.ts';
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
 import { PreTrafficHook, SyntheticClient, secretArn } from './release-checks.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';
-import { addStatusIndex } from './status-index.ts';
+import { addCursorKeys, addListLeasesTable, addTables } from './tables.ts';
 import { tableOperations } from './table-operations.ts';
 
 export interface StoreOrdersStackProps extends StackProps {
@@ -51,11 +43,6 @@ export interface StoreOrdersStackProps extends StackProps {
 export const functionTableActions: Readonly<Record<FunctionName, TableAccess>> = {
   authorizer: authorizer.tableAccess,
   ...perOperation((facts) => facts.tableAccess),
-};
-
-const dataRemovalPolicies: Record<DataRemovalPolicy, RemovalPolicy> = {
-  retain: RemovalPolicy.RETAIN,
-  'retain-except-on-create': RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
 };
 
 const deploymentConfigs: Record<DeploymentStrategy, codedeploy.ILambdaDeploymentConfig> = {
@@ -114,9 +101,9 @@ export class StoreOrdersStack extends Stack {
     // Checked once, here, so a tier above its stage never reaches a template.
     const problems = tierProblems(this.config);
     if (problems.length > 0) throw new Error(`${this.config.stage} stage config: ${problems.join('; ')}`);
-    [this.ordersTable, this.apiKeysTable] = this.addTables();
-    this.listLeasesTable = this.addListLeasesTable();
-    this.cursorKeys = this.addCursorKeys();
+    [this.ordersTable, this.apiKeysTable] = addTables(this, this.config);
+    this.listLeasesTable = addListLeasesTable(this);
+    this.cursorKeys = addCursorKeys(this, this.config);
     const tables = { orders: this.ordersTable.tableName, apiKeys: this.apiKeysTable.tableName, listLeases: this.listLeasesTable.tableName };
     const logsKey = addLogsKey(this, this.config);
     const deployment = this.addDeployments(props.ignoreDeploymentAlarms ?? false);
@@ -146,74 +133,6 @@ export class StoreOrdersStack extends Stack {
     this.addCustomDomain();
     this.addOutputs();
     this.acknowledgeNagFindings();
-  }
-
-  /** Orders and API keys. Orders items are written by the store's other systems too: the key schema is a contract. */
-  private addTables(): [dynamodb.Table, dynamodb.Table] {
-    const { data, ordersTableName, apiKeysTableName } = this.config;
-    const tableDefaults = {
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      deletionProtection: data.deletionProtection,
-      removalPolicy: dataRemovalPolicies[data.removalPolicy],
-    };
-    const orders = new dynamodb.Table(this, 'OrdersTable', {
-      ...tableDefaults,
-      tableName: ordersTableName,
-      partitionKey: { name: 'id', type: dynamodb.AttributeType.NUMBER },
-    });
-    addStatusIndex(orders, this.config);
-    return [
-      orders,
-      new dynamodb.Table(this, 'ApiKeysTable', {
-        ...tableDefaults,
-        tableName: apiKeysTableName,
-        partitionKey: { name: 'keyHash', type: dynamodb.AttributeType.STRING },
-      }),
-    ];
-  }
-
-  /**
-   * One item per running list (shared/list-leases.ts): nothing to keep, so no fixed name and no
-   * retention; expired leases are removed by DynamoDB's TTL. Point-in-time recovery as on every
-   * table (Control Tower CT.DYNAMODB.PR.1): for a table of a few small items it costs nothing.
-   */
-  private addListLeasesTable(): dynamodb.Table {
-    return new dynamodb.Table(this, 'ListLeasesTable', {
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      partitionKey: { name: listLeaseAttributes.key, type: dynamodb.AttributeType.STRING },
-      timeToLiveAttribute: listLeaseAttributes.expiresAt,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-  }
-
-  /**
-   * The v2 list's cursor keys (shared/cursor-keys.ts): `{"current": <random>}`, made by Secrets
-   * Manager at the first deploy. Rotated by hand (docs/runbook.md#rotating-the-cursor-key): the old
-   * key moves to `previous` for a day, so cursors in flight still open.
-   */
-  private addCursorKeys(): secretsmanager.Secret {
-    const secret = new secretsmanager.Secret(this, 'CursorKeys', {
-      secretName: cursorSecretName(this.config.stage),
-      description: `Store Orders ${this.config.stage}: keys of the v2 list's page cursors (current, previous)`,
-      generateSecretString: {
-        secretStringTemplate: '{}',
-        generateStringKey: 'current',
-        passwordLength: 64,
-        excludePunctuation: true,
-      },
-      // Nothing to keep: losing it only ends the cursors in flight.
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    Validations.of(secret).acknowledge({
-      id: 'AwsSolutions::AwsSolutions-SMG4',
-      reason:
-        'Rotated by hand (docs/runbook.md#rotating-the-cursor-key): a rotation must keep the old key as "previous" for the cursor lifetime (24 h), which a single-user rotation Lambda does not do; a leaked key only lets its holder forge cursors, which reach no more orders than the key holder may list anyway.',
-    });
-    return secret;
   }
 
   /** One CodeDeploy application for the stage's functions, with one service role they share. */

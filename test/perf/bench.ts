@@ -13,90 +13,29 @@
  * time so far, goes to stderr; the table and the targets go to stdout; the JSON to the file.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { Agent, type IncomingHttpHeaders, request } from 'node:http';
-import { dirname, relative, resolve } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { dirname, relative } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { DynamoDBClient, GetItemCommand, ScanCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import type { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
 import type { Gateway } from '../../infra/local/gateway.ts';
 import { startLocalApi } from '../../infra/local/local-api.ts';
-import { callerPath } from '../../infra/local/start-checks.ts';
 import { putOrders } from '../../infra/local/seed.ts';
 import { apiKeysTableKey, ensureTable, ordersTableKey } from '../../infra/local/tables.ts';
 import { localStage } from '../../infra/stage-config.ts';
-import { hashApiKey } from '../../shared/api-keys.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
-import { functionEnvSchema } from '../../shared/config.ts';
-import * as z from '../../shared/zod.ts';
 import { createDocumentClient, type DocumentClient } from '../../shared/dynamo.ts';
-import { cancelOrder } from '../../shared/orders-repository.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { benchClient, clientReport } from './bench-client.ts';
 import { median, report } from './bench-report.ts';
 import { benchCallTiming } from './call-timing.ts';
+import { rawCancel, rawClient, rawKeyRead, rawScan } from './bench-floors.ts';
+import { agent, expectStatus, latencies, measure, send } from './bench-measure.ts';
+import { log, settings, step, tables } from './bench-settings.ts';
 
-const positiveInt = (name: string, fallback: number, min = 1): number => {
-  const text = process.env[name];
-  const value = text === undefined || text === '' ? fallback : Number(text);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(text)}`);
-  return value;
-};
-
-const repoRoot = resolve(import.meta.dirname, '../..');
-
-/** `.local/bench-<UTC time>.json` in the repository (git-ignored): one file per run, none overwritten. */
-const defaultOutFile = () => resolve(repoRoot, `.local/bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-
-export type BenchSettings = typeof settings;
-
-const settings = {
-  orders: positiveInt('BENCH_ORDERS', 100_000, 10),
-  reps: positiveInt('BENCH_REPS', 5),
-  strict: process.env.BENCH_STRICT === '1',
-  out: process.env.BENCH_OUT ? callerPath(process.env.BENCH_OUT) : defaultOutFile(),
-  // The segment count the list handler is given (SCAN_SEGMENTS, default the local stage's): the floor scans the same way.
-  segments: z._default(functionEnvSchema.shape.SCAN_SEGMENTS.def.innerType, localStage.scanSegments).parse(process.env.SCAN_SEGMENTS),
-  memoryRuns: 2,
-  // The slow client takes this long for the whole body, longer than the Scan itself.
-  slowReadMs: 5_000,
-  cancels: 500,
-  cancelsSequential: 100,
-  cancelWarmup: 50,
-  concurrency: 8,
-  sampleEveryMs: 20,
-};
-
-const tables = { orders: 'bench-orders', apiKeys: 'bench-api-keys' };
 const int64Max = '9223372036854775807';
 const above2to53 = '9007199254740993';
 // Cancel targets get their own id range (also above 2^53), seeded after the list runs so the list sees exactly N orders.
 const firstCancelId = 2n ** 53n + 10n;
-
-const started = performance.now();
-const seconds = () => `${Math.round((performance.now() - started) / 1000)} s`;
-const log = (message: string) => process.stderr.write(`[bench ${seconds()}] ${message}\n`);
-
-/** The run's steps, announced as they begin, so a reader knows how far along it is. */
-const steps = [
-  'start DynamoDB Local',
-  'seed the orders table',
-  'list: warm-up and checks',
-  'list: timed rounds',
-  'list: memory runs',
-  'client package: list',
-  'cancel: concurrent clients',
-  'cancel: one client',
-] as const;
-const step = (name: (typeof steps)[number], detail = '') =>
-  log(`step ${steps.indexOf(name) + 1}/${steps.length}: ${name}${detail === '' ? '' : ` (${detail})`}…`);
-
-// A full GC before each measured request gives memory samples a clean starting point.
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 
 // ---------------------------------------------------------------------------------------------
 // Data
@@ -119,190 +58,6 @@ const benchOrders = (n: number): Order[] => {
 };
 
 const idRange = (from: bigint, count: number) => Array.from({ length: count }, (_, i) => String(from + BigInt(i)));
-
-// ---------------------------------------------------------------------------------------------
-// Measuring
-
-/** V8 heap plus the Buffers outside it (response bodies, socket writes): what the process holds for JS. */
-const jsMemory = () => {
-  const usage = process.memoryUsage();
-  return { js: usage.heapUsed + usage.external, rss: usage.rss };
-};
-
-/**
- * Runs `task` once while sampling memory every ~20 ms, and counts this process's CPU time.
- * Returns the peak memory growth over the start (taken after a full GC). Plain samples include
- * garbage V8 has not collected yet (the young generation alone is many MB), so `live` runs a
- * full GC before each sample: slower, but it shows what is really held. Timer-driven: a peak
- * inside one synchronous step can be missed.
- */
-const measure = async <T>(task: () => Promise<T>, live = false) => {
-  gc();
-  const start = jsMemory();
-  const peak = { ...start };
-  const timer = setInterval(() => {
-    if (live) gc();
-    const now = jsMemory();
-    peak.js = Math.max(peak.js, now.js);
-    peak.rss = Math.max(peak.rss, now.rss);
-  }, settings.sampleEveryMs);
-  const cpuStart = process.cpuUsage();
-  try {
-    const result = await task();
-    const cpu = process.cpuUsage(cpuStart);
-    return { result, cpuMs: (cpu.user + cpu.system) / 1000, memoryGrowth: peak.js - start.js, rssGrowth: peak.rss - start.rss };
-  } finally {
-    clearInterval(timer);
-  }
-};
-
-// ---------------------------------------------------------------------------------------------
-// HTTP (node:http rather than fetch: less client overhead in the same process, and raw bytes on the wire)
-
-const agent = new Agent({ keepAlive: true, maxSockets: 16 });
-
-type Reply = { status: number; headers: IncomingHttpHeaders; wireBytes: number; ttfbMs: number; totalMs: number; body?: Buffer };
-
-/**
- * One request; the body is counted and dropped unless `keepBody` (a kept 10 MB body would skew
- * the memory figures). `bytesPerSecond` reads like a slow client: pausing the response stops
- * reading the socket, so a server that honours backpressure waits instead of buffering.
- */
-const send = (
-  url: string,
-  method: string,
-  headers: Record<string, string>,
-  options: { keepBody?: boolean; bytesPerSecond?: number } = {},
-): Promise<Reply> =>
-  new Promise((resolve, reject) => {
-    const started = performance.now();
-    const req = request(url, { method, headers, agent }, (res) => {
-      let ttfbMs: number | undefined;
-      let wireBytes = 0;
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => {
-        ttfbMs ??= performance.now() - started;
-        wireBytes += chunk.length;
-        if (options.keepBody) chunks.push(chunk);
-        if (options.bytesPerSecond === undefined) return;
-        const aheadMs = (wireBytes / options.bytesPerSecond) * 1000 - (performance.now() - started);
-        if (aheadMs > 1) {
-          res.pause();
-          setTimeout(() => res.resume(), aheadMs);
-        }
-      });
-      res.on('error', reject);
-      res.on('end', () => {
-        const totalMs = performance.now() - started;
-        if (!res.complete) return reject(new Error(`${method} ${url}: response cut short after ${wireBytes} bytes`));
-        const reply: Reply = { status: res.statusCode ?? 0, headers: res.headers, wireBytes, ttfbMs: ttfbMs ?? totalMs, totalMs };
-        resolve(options.keepBody ? { ...reply, body: Buffer.concat(chunks) } : reply);
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-
-const expectStatus = (reply: Reply, status: number, what: string) => {
-  if (reply.status !== status) throw new Error(`${what}: expected HTTP ${status}, got ${reply.status} ${reply.body?.toString() ?? ''}`);
-};
-
-/** Runs `task` over `items` with `concurrency` workers; returns each call's latency in ms. */
-const latencies = async <T>(items: readonly T[], concurrency: number, task: (item: T) => Promise<void>): Promise<number[]> => {
-  const times: number[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      const started = performance.now();
-      await task(item);
-      times.push(performance.now() - started);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return times;
-};
-
-// ---------------------------------------------------------------------------------------------
-// The floors: what DynamoDB Local itself costs, through the plain SDK client
-
-const rawClient = (endpoint: string) =>
-  new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-
-const projection = ['id', 'petId', 'quantity', 'shipDate', 'complete', 'status'];
-
-/**
- * A parallel Scan of the whole table: no document client, no validation, no JSON. Same projection
- * and segments as the service. Also sums the read units DynamoDB (Local) reports for it.
- */
-const rawScan = async (client: DynamoDBClient) => {
-  const started = performance.now();
-  let firstPageMs: number | undefined;
-  let items = 0;
-  let pages = 0;
-  let readUnits = 0;
-  const segment = async (index: number) => {
-    let startKey: Record<string, never> | undefined;
-    do {
-      const page = await client.send(
-        new ScanCommand({
-          TableName: tables.orders,
-          Segment: index,
-          TotalSegments: settings.segments,
-          ExclusiveStartKey: startKey,
-          ProjectionExpression: projection.map((_, i) => `#a${i}`).join(','),
-          ExpressionAttributeNames: Object.fromEntries(projection.map((name, i) => [`#a${i}`, name])),
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      firstPageMs ??= performance.now() - started;
-      readUnits += page.ConsumedCapacity?.CapacityUnits ?? 0;
-      items += page.Count ?? 0;
-      pages++;
-      startKey = page.LastEvaluatedKey as typeof startKey;
-    } while (startKey !== undefined);
-  };
-  await Promise.all(Array.from({ length: settings.segments }, (_, i) => segment(i)));
-  if (items !== settings.orders) throw new Error(`raw Scan saw ${items} items, expected ${settings.orders}`);
-  return { totalMs: performance.now() - started, firstPageMs: firstPageMs ?? 0, pages, readUnits };
-};
-
-/**
- * The cancel's own write, exactly as the repository builds it (shared/orders-repository.ts's
- * cancelOrder: its key, expression, condition and ALL_OLD on failure), sent through the plain SDK
- * client instead of the document client, with ReturnConsumedCapacity added: its write units.
- */
-const rawCancel = async (client: DynamoDBClient, id: string) => {
-  let writeUnits = 0;
-  // The document client's part, done here: marshal the command's native values, send it as UpdateItem.
-  const plain = {
-    send: async (command: UpdateCommand, options?: { abortSignal?: AbortSignal }) => {
-      const { Key, ExpressionAttributeValues, ...rest } = command.input;
-      const output = await client.send(
-        new UpdateItemCommand({
-          ...rest,
-          Key: marshall(Key),
-          ...(ExpressionAttributeValues === undefined ? {} : { ExpressionAttributeValues: marshall(ExpressionAttributeValues) }),
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-        options,
-      );
-      writeUnits = output.ConsumedCapacity?.CapacityUnits ?? 0;
-      return output;
-    },
-  } as unknown as DocumentClient;
-  const { outcome } = await cancelOrder({ client: plain, tableName: tables.orders }, id);
-  if (outcome !== 'cancelled') throw new Error(`raw cancel of order ${id}: ${outcome}, expected cancelled`);
-  return writeUnits;
-};
-
-/** The authorizer's own read (a GetItem of the key's hash): its read units. */
-const rawKeyRead = async (client: DynamoDBClient, key: string) => {
-  const { ConsumedCapacity } = await client.send(
-    new GetItemCommand({ TableName: tables.apiKeys, Key: { keyHash: { S: hashApiKey(key) } }, ReturnConsumedCapacity: 'TOTAL' }),
-  );
-  return ConsumedCapacity?.CapacityUnits ?? 0;
-};
 
 // ---------------------------------------------------------------------------------------------
 // The benchmark
@@ -442,6 +197,39 @@ export type Measured = { seedMs: number } & Awaited<ReturnType<typeof benchList>
 
 // ---------------------------------------------------------------------------------------------
 
+/** The tables, the N orders (timed: the report's seed figure) and the bench's own key. */
+const seed = async (documentClient: DocumentClient) => {
+  const orders = { client: documentClient, tableName: tables.orders };
+  await ensureTable(documentClient, tables.orders, ordersTableKey);
+  await ensureTable(documentClient, tables.apiKeys, apiKeysTableKey);
+  step('seed the orders table', `${settings.orders} orders`);
+  const seedStarted = performance.now();
+  await putOrders(orders, benchOrders(settings.orders));
+  const seedMs = performance.now() - seedStarted;
+  log(`  seeded in ${(seedMs / 1000).toFixed(1)} s`);
+  const { key } = await createApiKey(
+    { client: documentClient, tableName: tables.apiKeys },
+    { name: 'bench', prefix: 'so_bench_', tier: localStage.developerKeyTier },
+  );
+  return { seedMs, key };
+};
+
+/** The table and targets on stdout, every sample in the JSON file; the number of targets missed. */
+const writeResults = async (
+  measured: Measured,
+  clientBench: ReturnType<typeof clientReport>,
+  timing: Awaited<ReturnType<typeof benchCallTiming>>,
+) => {
+  const { text, json, missed: serviceMissed } = report(measured, settings);
+  await mkdir(dirname(settings.out), { recursive: true });
+  const { text: timingText, ...timingFigures } = timing;
+  await writeFile(settings.out, `${JSON.stringify({ ...json, client: clientBench.json, callTiming: timingFigures }, null, 2)}\n`);
+  process.stdout.write(
+    `${text}\n${clientBench.text}\n${timingText}\nFull results, every sample: ${relative(process.cwd(), settings.out)}\n`,
+  );
+  return serviceMissed + clientBench.missed;
+};
+
 const main = async () => {
   // As in vitest.config.ts: the handlers' per-request logs and EMF lines would drown the report.
   process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
@@ -465,17 +253,7 @@ const main = async () => {
     documentClient = createDocumentClient({ endpoint: dynamoDb.endpoint });
     raw = rawClient(dynamoDb.endpoint);
     const orders = { client: documentClient, tableName: tables.orders };
-    await ensureTable(documentClient, tables.orders, ordersTableKey);
-    await ensureTable(documentClient, tables.apiKeys, apiKeysTableKey);
-    step('seed the orders table', `${settings.orders} orders`);
-    const seedStarted = performance.now();
-    await putOrders(orders, benchOrders(settings.orders));
-    const seedMs = performance.now() - seedStarted;
-    log(`  seeded in ${(seedMs / 1000).toFixed(1)} s`);
-    const { key } = await createApiKey(
-      { client: documentClient, tableName: tables.apiKeys },
-      { name: 'bench', prefix: 'so_bench_', tier: localStage.developerKeyTier },
-    );
+    const { seedMs, key } = await seed(documentClient);
     const auth = { Authorization: `Bearer ${key}` };
     gateway = await startLocalApi({
       port: 0,
@@ -495,14 +273,7 @@ const main = async () => {
     );
     const cancelled = await benchCancel(orders, raw, gateway, auth);
     const timing = await benchCallTiming(dynamoDb.endpoint, tables.apiKeys);
-    const { text, json, missed: serviceMissed } = report({ seedMs, ...listed, ...cancelled }, settings);
-    const missed = serviceMissed + clientBench.missed;
-    await mkdir(dirname(settings.out), { recursive: true });
-    const { text: timingText, ...timingFigures } = timing;
-    await writeFile(settings.out, `${JSON.stringify({ ...json, client: clientBench.json, callTiming: timingFigures }, null, 2)}\n`);
-    process.stdout.write(
-      `${text}\n${clientBench.text}\n${timingText}\nFull results, every sample: ${relative(process.cwd(), settings.out)}\n`,
-    );
+    const missed = await writeResults({ seedMs, ...listed, ...cancelled }, clientBench, timing);
     log('done');
     if (missed > 0 && settings.strict) {
       log(`${missed} target(s) missed and BENCH_STRICT=1`);

@@ -1,0 +1,84 @@
+import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import { cursorSecretName } from '../../shared/cursor-keys.ts';
+import { listLeaseAttributes } from '../../shared/list-leases.ts';
+import type { DataRemovalPolicy, StageConfig } from '../stage-config.ts';
+import { addStatusIndex } from './status-index.ts';
+
+// A stage's data: its tables and the v2 list's cursor keys, built in the stack's own scope so
+// their construct ids (and logical ids) are the stack's.
+
+const dataRemovalPolicies: Record<DataRemovalPolicy, RemovalPolicy> = {
+  retain: RemovalPolicy.RETAIN,
+  'retain-except-on-create': RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+};
+
+/** Orders and API keys. Orders items are written by the store's other systems too: the key schema is a contract. */
+export const addTables = (scope: Construct, config: StageConfig): [dynamodb.Table, dynamodb.Table] => {
+  const { data, ordersTableName, apiKeysTableName } = config;
+  const tableDefaults = {
+    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    deletionProtection: data.deletionProtection,
+    removalPolicy: dataRemovalPolicies[data.removalPolicy],
+  };
+  const orders = new dynamodb.Table(scope, 'OrdersTable', {
+    ...tableDefaults,
+    tableName: ordersTableName,
+    partitionKey: { name: 'id', type: dynamodb.AttributeType.NUMBER },
+  });
+  addStatusIndex(orders, config);
+  return [
+    orders,
+    new dynamodb.Table(scope, 'ApiKeysTable', {
+      ...tableDefaults,
+      tableName: apiKeysTableName,
+      partitionKey: { name: 'keyHash', type: dynamodb.AttributeType.STRING },
+    }),
+  ];
+};
+
+/**
+ * One item per running list (shared/list-leases.ts): nothing to keep, so no fixed name and no
+ * retention; expired leases are removed by DynamoDB's TTL. Point-in-time recovery as on every
+ * table (Control Tower CT.DYNAMODB.PR.1): for a table of a few small items it costs nothing.
+ */
+export const addListLeasesTable = (scope: Construct): dynamodb.Table => {
+  return new dynamodb.Table(scope, 'ListLeasesTable', {
+    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    partitionKey: { name: listLeaseAttributes.key, type: dynamodb.AttributeType.STRING },
+    timeToLiveAttribute: listLeaseAttributes.expiresAt,
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
+};
+
+/**
+ * The v2 list's cursor keys (shared/cursor-keys.ts): `{"current": <random>}`, made by Secrets
+ * Manager at the first deploy. Rotated by hand (docs/runbook.md#rotating-the-cursor-key): the old
+ * key moves to `previous` for a day, so cursors in flight still open.
+ */
+export const addCursorKeys = (scope: Construct, config: Pick<StageConfig, 'stage'>): secretsmanager.Secret => {
+  const secret = new secretsmanager.Secret(scope, 'CursorKeys', {
+    secretName: cursorSecretName(config.stage),
+    description: `Store Orders ${config.stage}: keys of the v2 list's page cursors (current, previous)`,
+    generateSecretString: {
+      secretStringTemplate: '{}',
+      generateStringKey: 'current',
+      passwordLength: 64,
+      excludePunctuation: true,
+    },
+    // Nothing to keep: losing it only ends the cursors in flight.
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
+  Validations.of(secret).acknowledge({
+    id: 'AwsSolutions::AwsSolutions-SMG4',
+    reason:
+      'Rotated by hand (docs/runbook.md#rotating-the-cursor-key): a rotation must keep the old key as "previous" for the cursor lifetime (24 h), which a single-user rotation Lambda does not do; a leaked key only lets its holder forge cursors, which reach no more orders than the key holder may list anyway.',
+  });
+  return secret;
+};

@@ -1,0 +1,92 @@
+/**
+ * The per-key limit tiers and the checks every stage's tiers must pass. infra/stage-config.ts
+ * re-exports all of it, so it stays the one import point for the stage configuration.
+ */
+/** API Gateway throttling: steady requests per second and burst. Beyond it: 429 too_many_requests. */
+export type Throttling = { readonly rateLimit: number; readonly burstLimit: number };
+
+/**
+ * The limit tiers a key can be in. Each deployed stage defines every tier (an API Gateway usage
+ * plan per tier, `store-orders-<stage>-<tier>`); the key tool gives a key one at creation.
+ */
+export const tierNames = ['standard', 'high', 'canary'] as const;
+export type TierName = (typeof tierNames)[number];
+
+/**
+ * One tier's limits for each key in it (API Gateway: usage plan throttle, per-method throttle
+ * and quota). They apply on top of the stage's throttling, which stays the ceiling of all keys
+ * together. AWS applies them on a best-effort basis: they are targets, not a hard cap.
+ */
+export type Tier = {
+  /** Requests per second and burst of one key, over every operation. */
+  readonly throttling: Throttling;
+  /** The list's own limit per key (each list is a full-table Scan), below the key's overall one. */
+  readonly listThrottling: Throttling;
+  /** Requests one key may make per UTC day, over every operation. */
+  readonly dailyQuota: number;
+  /**
+   * Lists of one key running at once (a lease per running list in the list-leases table), at
+   * most the stage's listReservedConcurrency: one key cannot take every list slot. Beyond it:
+   * 429 too_many_requests with Retry-After.
+   */
+  readonly concurrentLists: number;
+};
+
+/** The local run's developer tier: no limits at all, so `npm run load` and `npm run bench` measure the service. */
+export const unlimitedTier = 'unlimited';
+export type LocalTierName = TierName | typeof unlimitedTier;
+
+/** What the per-key bound on lists is checked against: a stage's tiers and its list slots. */
+type ListSlots = {
+  readonly tiers: Readonly<Record<string, Tier | typeof unlimitedTier>>;
+  readonly listReservedConcurrency: number;
+};
+
+/**
+ * What the tiers must respect, checked once when a stack is built: each tier's limits within the
+ * stage's (the stage throttle is the ceiling of every key together, so one key above it is a
+ * typo), the list's within its key's overall limit, and a default tier that exists.
+ */
+export const tierProblems = (config: {
+  readonly tiers: Readonly<Record<string, Tier>>;
+  readonly listReservedConcurrency: number;
+  readonly defaultTier: string;
+  readonly throttling: Throttling;
+  readonly listThrottling: Throttling;
+}): string[] => {
+  const problems: string[] = [];
+  const within = (what: string, inner: Throttling, outer: Throttling, outerName: string) => {
+    if (inner.rateLimit > outer.rateLimit || inner.burstLimit > outer.burstLimit)
+      problems.push(
+        `${what} (${inner.rateLimit}/s, burst ${inner.burstLimit}) exceeds ${outerName} (${outer.rateLimit}/s, burst ${outer.burstLimit})`,
+      );
+    if (inner.rateLimit <= 0 || !Number.isInteger(inner.burstLimit) || inner.burstLimit < 1)
+      problems.push(`${what} needs a positive rate and a whole burst of at least 1`);
+  };
+  for (const [name, tier] of Object.entries(config.tiers)) {
+    within(`tier ${name}`, tier.throttling, config.throttling, 'the stage throttling');
+    within(`tier ${name}'s list`, tier.listThrottling, tier.throttling, `tier ${name}'s own`);
+    within(`tier ${name}'s list`, tier.listThrottling, config.listThrottling, "the stage's list throttling");
+    if (!Number.isInteger(tier.dailyQuota) || tier.dailyQuota < 1)
+      problems.push(`tier ${name}'s daily quota must be a whole number of at least 1`);
+  }
+  problems.push(...listSlotProblems(config));
+  if (!(config.defaultTier in config.tiers)) problems.push(`the default tier ${config.defaultTier} is not one of the tiers`);
+  return problems;
+};
+
+/**
+ * What the per-key bound on lists must leave of the stage's list slots, deployed and local alike:
+ * each tier's concurrentLists from 1 to one less than listReservedConcurrency, so that a key
+ * running all the lists its tier allows leaves a slot for another key. The local developer's
+ * `unlimited` tier has no per-key bound.
+ */
+export const listSlotProblems = (config: ListSlots): string[] =>
+  Object.entries(config.tiers).flatMap(([name, tier]) =>
+    tier === unlimitedTier ||
+    (Number.isInteger(tier.concurrentLists) && tier.concurrentLists >= 1 && tier.concurrentLists < config.listReservedConcurrency)
+      ? []
+      : [
+          `tier ${name}'s concurrent lists must be a whole number from 1 to one less than the stage's list concurrency (${config.listReservedConcurrency}), so that another key's list still has a slot`,
+        ],
+  );
