@@ -248,7 +248,9 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
       const { reports, value } = await runHook();
       expect(reports.map((report) => report.status)).toEqual(['Succeeded']);
       expect(value.lines).toContainEqual(
-        expect.stringMatching(/^PASS {2}v2 page of pending orders: the status index is not ready for Query: 503 service_unavailable, X-Request-Id /),
+        expect.stringMatching(
+          /^PASS {2}v2 page of pending orders: the status index is not ready for Query: 503 service_unavailable, X-Request-Id /,
+        ),
       );
     } finally {
       await ensureStatusIndex(tables.client, tables.orders.tableName);
