@@ -370,7 +370,7 @@ export class StoreOrdersStack extends Stack {
       {
         id: 'AwsSolutions::AwsSolutions-APIG2',
         reason:
-          'No operation has a request body, and the only parameter (the orderId path segment) is validated by the function against the int64 rule, answering 400 invalid_order_id; a gateway validator would add nothing.',
+          "No operation has a request body. The parameters are validated by the functions, which answer a precise Error record: the orderId path segment against the int64 rule (400 invalid_order_id), the v2 list's query parameters against their ranges and the cursor's seal (400 invalid_query_parameter, invalid_cursor, cursor_expired, cursor_mismatch); a gateway validator checks only presence and would add nothing.",
       },
       {
         id: 'AwsSolutions::AwsSolutions-APIG3',
