@@ -129,12 +129,12 @@ describe('a list whose client stops reading (npm start, LIST_STALL_SECONDS=1)', 
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.resume();
     await new Promise((resolve) => socket.once('close', resolve));
-    // Aborted (RST): the client reads what its own buffers hold (Node's 64 KB, the kernel's receive
-    // buffer, 128 KB by default), then the reset. A connection merely closed would hand it the
-    // megabytes of the server's send buffer too, then a clean end (measured: about 4 MB, then 'end').
+    // Aborted (RST): the client reads what its own buffers hold (Node's 64 KB and the kernel's receive
+    // buffer, which autotuning grows from 128 KB to several MB, so its size is not the test), then
+    // the reset. A connection merely closed hands it the server's send buffer too, then a clean end
+    // ('end': measured on the old gateway, about 4 MB more).
     expect(ending).toBe('ECONNRESET');
     const after = Buffer.concat(chunks);
-    expect(after.length).toBeLessThan(1_000_000);
     const body = Buffer.concat([first, after]).toString('latin1');
     expect(body.slice(0, 15)).toBe('HTTP/1.1 200 OK');
     expect(body.slice(-20)).not.toMatch(/\](\r\n0\r\n\r\n)?$/);
