@@ -31,6 +31,8 @@ export type LocalApiOptions = {
   readonly documents?: Readonly<Record<string, () => string>>;
   /** Per-key limits by tier (default: the local stage's tiers, production's plus `unlimited`). */
   readonly limits?: LocalLimits;
+  /** Host names answered besides the gateway's own (`ALLOWED_HOSTS`). */
+  readonly allowedHosts?: readonly string[];
 };
 
 /** Settings a developer may override for the local run: how much the functions log and whether they print metrics. */
@@ -96,5 +98,6 @@ export const startLocalApi = async (options: LocalApiOptions): Promise<Gateway> 
     authorizerCacheTtlSeconds: stage.authorizerCacheTtlSeconds,
     rateLimiter: createRateLimiter(options.limits ?? localStage),
     ...(options.documents === undefined ? {} : { documents: options.documents }),
+    ...(options.allowedHosts === undefined ? {} : { allowedHosts: options.allowedHosts }),
   });
 };

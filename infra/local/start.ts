@@ -13,6 +13,7 @@ import { createDocumentClient, type DocumentClient, type TableRef } from '../../
 import type { Order } from '../../shared/schemas.ts';
 import { type LocalTierName, localStage } from '../stage-config.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
+import { allowedHostPattern } from './gateway-hosts.ts';
 import { drainMs, type Gateway } from './gateway.ts';
 import { startLocalApi } from './local-api.ts';
 import { localStateFile, removeLocalState, writeLocalState } from './local-state.ts';
@@ -46,6 +47,17 @@ export const localEnvSchema = z.object({
   LIST_LEASES_TABLE: z._default(tableName, localStage.listLeasesTableName),
   // Read by local-state.ts; listed here so the environment contract is in one place.
   LOCAL_STATE_FILE: z.string().min(1).optional(),
+  // Host names the gateway answers for besides its own (a proxy's or a tunnel's): comma-separated, `.name` for subdomains too.
+  ALLOWED_HOSTS: z
+    .string()
+    .transform((text) =>
+      text
+        .split(',')
+        .map((entry) => entry.trim().toLowerCase())
+        .filter((entry) => entry !== ''),
+    )
+    .pipe(z.array(z.string().regex(allowedHostPattern, 'must be host names separated by commas (e.g. orders.test,.tunnel.example)')))
+    .default([]),
   // API Gateway's own bounds for an authorizer's result TTL.
   AUTHORIZER_CACHE_TTL_SECONDS: z._default(integerSetting(0, 3600), localStage.authorizerCacheTtlSeconds),
   // The list function's settings (the local stage's segments unless set); checked here so a
@@ -184,6 +196,7 @@ const startGateway = async (env: LocalEnv, endpoint: string, stateFile: string):
     listLeasesTable: env.LIST_LEASES_TABLE,
     // The local stage's function settings, with what the developer chose for this run.
     stage: { ...localStage, authorizerCacheTtlSeconds: ttl, scanSegments: env.SCAN_SEGMENTS, listStallSeconds: env.LIST_STALL_SECONDS },
+    allowedHosts: env.ALLOWED_HOSTS,
     documents: { '/v1/openapi.json': (await import('../openapi/document.ts')).servedOpenApiJson },
   });
   // For `npm run keys` (and other local tools): which DynamoDB and tables this run uses.

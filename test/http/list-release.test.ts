@@ -27,7 +27,7 @@ const resetList = async (port: number, auth: string, afterMs: number | 'first by
   const socket = connect(port, '127.0.0.1');
   socket.on('error', () => undefined);
   await once(socket, 'connect');
-  socket.write(`GET /v1/store/orders HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth}\r\n\r\n`);
+  socket.write(`GET /v1/store/orders HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: ${auth}\r\n\r\n`);
   if (afterMs === 'first byte') await once(socket, 'data');
   else if (afterMs > 0) await sleep(afterMs);
   socket.resetAndDestroy();
