@@ -285,23 +285,15 @@ const invokeRoute = async (gateway: GatewayState, route: Route, event: APIGatewa
   const running = gateway.running.get(fn) ?? 0;
   if (fn.reservedConcurrency !== undefined && running >= fn.reservedConcurrency)
     return sendGatewayResponse(res, requestId, 'INTEGRATION_FAILURE');
+  // The slot is held until the invocation ends, as Lambda holds a unit of reserved concurrency
+  // until the function returns: a client that leaves (or has its whole answer) frees nothing while
+  // its function still runs, e.g. gives a list's lease back. A client that starts its next list at
+  // once may therefore be refused, locally as deployed (docs/operating.md#reliability).
   gateway.running.set(fn, running + 1);
-  // The slot is free once the answer is complete (its function has nothing left to do but return),
-  // its client is gone (a write to a closed stream never completes: middy's end() of an Error
-  // record would wait for the function's timeout) or the invocation has ended, whichever comes
-  // first: a client's next request never races it.
-  let released = false;
-  const release = () => {
-    if (released) return;
-    released = true;
-    gateway.running.set(fn, gateway.running.get(fn)! - 1);
-  };
-  res.once('finish', release);
-  res.once('close', release);
   try {
     await invokeFunction(fn, route, event, res);
   } finally {
-    release();
+    gateway.running.set(fn, gateway.running.get(fn)! - 1);
   }
 };
 

@@ -7,7 +7,8 @@ import { type FunctionName, functionEnvironment, functionSettings } from '../fun
 import type { FunctionSettings } from '../operations.ts';
 import { type FunctionStage, listSlotProblems, localStage } from '../stage-config.ts';
 import { type Gateway, startGateway } from './gateway.ts';
-import { type Authorizer, installLambdaStreamingGlobals, type LambdaHandler } from './lambda-runtime.ts';
+import { clientBounds } from './gateway-server.ts';
+import { type Authorizer, installLambdaStreamingGlobals, type LambdaHandler, runInvocationsConcurrently } from './lambda-runtime.ts';
 import { createRateLimiter, type LocalLimits } from './rate-limits.ts';
 import { ensureTable, listLeasesTableKey } from './tables.ts';
 
@@ -76,6 +77,9 @@ export const startLocalApi = async (options: LocalApiOptions): Promise<Gateway> 
   // Lambda's init phase, so each instance keeps the configuration it was started with.
   const instance = ++instances;
   installLambdaStreamingGlobals(); // before the streaming handler module is evaluated
+  // The gateway runs many invocations in this process: each gets its own context (its log keys,
+  // its request id, its DynamoDB calls), as on Lambda, where each environment serves one at a time.
+  runInvocationsConcurrently(clientBounds.maxConnections);
   const load = async <Handler>(name: string) => {
     const settings = settingsOf(name);
     const module = await import(`${pathToFileURL(resolve(repoRoot, settings.handlerFile)).href}?instance=${instance}`);
