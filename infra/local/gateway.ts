@@ -13,13 +13,14 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
-import type { ErrorCode, GatewayResponseType } from '../../shared/errors.ts';
+import { type ErrorCode, errorHeaders, type GatewayResponseType } from '../../shared/errors.ts';
 import { basePath, type Route } from '../../shared/routes.ts';
 import { type AuthorizerCache, createAuthorizerCache, policyAllows } from './authorizer-cache.ts';
 import { declaredBodyBytes, maxBodyBytes, readBody, type RequestTarget, requestTarget } from './gateway-requests.ts';
 import { hostAllowed } from './gateway-hosts.ts';
 import { GatewayResponseStream, sendError, sendGatewayResponse, writeProxyResult } from './gateway-responses.ts';
 import { type ClientBounds, clientBounds, createGatewayServer } from './gateway-server.ts';
+import type { ConnectionShares } from './gateway-shares.ts';
 import {
   type Authorizer,
   type BufferedHandler,
@@ -93,6 +94,9 @@ type GatewayState = {
   draining: boolean;
   /** The port the gateway listens on, once it does: the loopback names are answered with it only. */
   port: number;
+  readonly bounds: ClientBounds;
+  /** Each key's and each address's share of the connections (./gateway-shares.ts), once the server exists. */
+  shares?: ConnectionShares;
 };
 
 export const startGateway = async (options: GatewayOptions): Promise<Gateway> => {
@@ -104,8 +108,10 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     inFlight: new Set(),
     draining: false,
     port: 0,
+    bounds: { ...clientBounds, ...options.clientBounds },
   };
-  const server = createGatewayServer((req, res) => track(gateway, server, req, res), { ...clientBounds, ...options.clientBounds });
+  const { server, shares } = createGatewayServer((req, res) => track(gateway, server, req, res), gateway.bounds);
+  gateway.shares = shares;
   server.listen(options.port, options.host ?? '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
@@ -178,11 +184,15 @@ const handle = async (gateway: GatewayState, req: IncomingMessage, res: ServerRe
   if (typeof auth === 'string') return sendError(res, requestId, auth);
   const overLimit = limitRefusal(gateway, auth, match.route);
   if (overLimit !== undefined) return sendGatewayResponse(res, requestId, overLimit);
+  // One key holds at most its share of the connections with requests under way: one more is
+  // refused as a throttle, before its body is waited for.
+  if (!gateway.shares!.admitKey(res, auth.principalId)) return sendGatewayResponse(res, requestId, 'THROTTLED');
   if (/^100-continue$/i.test(req.headers.expect ?? '')) res.writeContinue();
-  const body = await readBody(req);
-  if (body === undefined) return sendError(res, requestId, 'bad_request');
+  const read = await readBody(req, { graceMs: gateway.bounds.bodyGraceMs, minBytesPerSecond: gateway.bounds.minBodyBytesPerSecond });
+  if ('gone' in read) return;
+  if ('refused' in read) return sendError(res, requestId, 'bad_request', errorHeaders('bad_request'), read.refused);
 
-  await invokeRoute(gateway, match.route, eventOf(gateway, req, target, match, requestId, body, auth), res, requestId);
+  await invokeRoute(gateway, match.route, eventOf(gateway, req, target, match, requestId, read.body, auth), res, requestId);
 };
 
 /**

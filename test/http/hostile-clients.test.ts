@@ -111,7 +111,16 @@ describe('the local gateway against clients that send bodies without a key', () 
 
 describe('the local gateway bounds what a client holds', () => {
   // The bounds shortened, so that each is seen to act within a test; npm start runs with clientBounds.
-  const bounds: ClientBounds = { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000, idleTimeoutMs: 1_000, maxConnections: 4 };
+  // No key share and a body rate any drip keeps: these tests are about the timeouts and the cap (test/http/fair-connections.test.ts has the rest).
+  const bounds: ClientBounds = {
+    headersTimeoutMs: 1_000,
+    requestTimeoutMs: 2_000,
+    idleTimeoutMs: 1_000,
+    maxConnections: 4,
+    maxRequestsPerKey: 4,
+    minBodyBytesPerSecond: 1,
+    bodyGraceMs: 1_000,
+  };
   let gateway: Gateway;
   beforeAll(async () => {
     gateway = await startGateway({

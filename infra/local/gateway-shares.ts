@@ -1,0 +1,107 @@
+/**
+ * The local gateway's connection cap and each client's share of it (docs/decisions.md, "Fair
+ * shares of the local gateway's connections"): no key holds more than its share of requests under
+ * way, and at the cap the client address holding the most connections gives one up, not the newcomer.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+type Connection = {
+  readonly address: string;
+  /** Since when it has waited for a whole request head; undefined while a request is under way. */
+  waitingSince: number | undefined;
+  /** When its request under way began. */
+  startedAt: number;
+};
+
+export type ConnectionShares = {
+  /** A whole head arrived: the connection has a request under way until its answer is sent. */
+  requestStarted(req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * Counts the request against its key's share (requests under way at once) until its answer is
+   * done or its connection gone; false, counting nothing, when the key already holds its share.
+   */
+  admitKey(res: ServerResponse, key: string): boolean;
+};
+
+/**
+ * The cap and the shares. At `maxConnections`, a newcomer closes, in this order:
+ * 1. a connection waiting for a request head (a partial head, or an idle keep-alive connection) of
+ *    the client address that holds the most connections, the one waiting longest;
+ * 2. else, when another address holds more connections than the newcomer's, that address's
+ *    newest request under way (its function, if it runs, runs on);
+ * 3. else the newcomer itself: every address holds its share and every connection is busy.
+ * A key (the authorizer's principal) has at most `maxRequestsPerKey` requests under way.
+ */
+export const connectionShares = (server: Server, bounds: { maxConnections: number; maxRequestsPerKey: number }): ConnectionShares => {
+  const connections = new Map<Socket, Connection>();
+  const perAddress = new Map<string, number>();
+  const perKey = new Map<string, number>();
+  const count = (counts: Map<string, number>, key: string, by: number) => {
+    const next = (counts.get(key) ?? 0) + by;
+    if (next === 0) counts.delete(key);
+    else counts.set(key, next);
+  };
+
+  /** Which connection a newcomer from `address` closes at the cap (`newcomer` itself when none other may go). */
+  const victim = (newcomer: Socket, address: string): Socket => {
+    const held = (candidate: Connection) => perAddress.get(candidate.address) ?? 0;
+    let chosen: [Socket, Connection] | undefined;
+    for (const entry of connections) {
+      const [socket, connection] = entry;
+      if (socket === newcomer || connection.waitingSince === undefined) continue;
+      const better =
+        chosen === undefined ||
+        held(connection) > held(chosen[1]) ||
+        (held(connection) === held(chosen[1]) && connection.waitingSince < chosen[1].waitingSince!);
+      if (better) chosen = entry;
+    }
+    if (chosen !== undefined) return chosen[0];
+    let heaviest: [Socket, Connection] | undefined;
+    for (const entry of connections) {
+      const [socket, connection] = entry;
+      if (socket === newcomer || connection.address === address) continue;
+      const better =
+        heaviest === undefined ||
+        held(connection) > held(heaviest[1]) ||
+        (held(connection) === held(heaviest[1]) && connection.startedAt > heaviest[1].startedAt);
+      if (better) heaviest = entry;
+    }
+    return heaviest !== undefined && held(heaviest[1]) > (perAddress.get(address) ?? 0) ? heaviest[0] : newcomer;
+  };
+
+  /** Forgets a connection (at once: its 'close' comes later, and the next newcomer must not pick it again). */
+  const forget = (socket: Socket) => {
+    const connection = connections.get(socket);
+    if (connection === undefined) return;
+    connections.delete(socket);
+    count(perAddress, connection.address, -1);
+  };
+
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    connections.set(socket, { address, waitingSince: performance.now(), startedAt: 0 });
+    count(perAddress, address, 1);
+    socket.once('close', () => forget(socket));
+    if (connections.size <= bounds.maxConnections) return;
+    const closed = victim(socket, address);
+    forget(closed);
+    closed.destroy();
+  });
+
+  return {
+    requestStarted: (req, res) => {
+      const connection = connections.get(req.socket);
+      if (connection === undefined) return;
+      connection.waitingSince = undefined;
+      connection.startedAt = performance.now();
+      res.once('finish', () => (connection.waitingSince = performance.now()));
+    },
+    admitKey: (res, key) => {
+      if ((perKey.get(key) ?? 0) >= bounds.maxRequestsPerKey) return false;
+      count(perKey, key, 1);
+      res.once('close', () => count(perKey, key, -1));
+      return true;
+    },
+  };
+};
