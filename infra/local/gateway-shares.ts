@@ -25,6 +25,42 @@ export type ConnectionShares = {
 };
 
 /**
+ * Which connection a newcomer from `address` closes at the cap (the newcomer itself when no other
+ * may go): a connection waiting for a head, of the address holding the most, the longest waiting;
+ * else the newest request of another address holding more than the newcomer's.
+ */
+const victim = (
+  connections: ReadonlyMap<Socket, Connection>,
+  perAddress: ReadonlyMap<string, number>,
+  newcomer: Socket,
+  address: string,
+): Socket => {
+  const held = (candidate: Connection) => perAddress.get(candidate.address) ?? 0;
+  let chosen: [Socket, Connection] | undefined;
+  for (const entry of connections) {
+    const [socket, connection] = entry;
+    if (socket === newcomer || connection.waitingSince === undefined) continue;
+    const better =
+      chosen === undefined ||
+      held(connection) > held(chosen[1]) ||
+      (held(connection) === held(chosen[1]) && connection.waitingSince < chosen[1].waitingSince!);
+    if (better) chosen = entry;
+  }
+  if (chosen !== undefined) return chosen[0];
+  let heaviest: [Socket, Connection] | undefined;
+  for (const entry of connections) {
+    const [socket, connection] = entry;
+    if (socket === newcomer || connection.address === address) continue;
+    const better =
+      heaviest === undefined ||
+      held(connection) > held(heaviest[1]) ||
+      (held(connection) === held(heaviest[1]) && connection.startedAt > heaviest[1].startedAt);
+    if (better) heaviest = entry;
+  }
+  return heaviest !== undefined && held(heaviest[1]) > (perAddress.get(address) ?? 0) ? heaviest[0] : newcomer;
+};
+
+/**
  * The cap and the shares. At `maxConnections`, a newcomer closes, in this order:
  * 1. a connection waiting for a request head (a partial head, or an idle keep-alive connection) of
  *    the client address that holds the most connections, the one waiting longest;
@@ -43,33 +79,6 @@ export const connectionShares = (server: Server, bounds: { maxConnections: numbe
     else counts.set(key, next);
   };
 
-  /** Which connection a newcomer from `address` closes at the cap (`newcomer` itself when none other may go). */
-  const victim = (newcomer: Socket, address: string): Socket => {
-    const held = (candidate: Connection) => perAddress.get(candidate.address) ?? 0;
-    let chosen: [Socket, Connection] | undefined;
-    for (const entry of connections) {
-      const [socket, connection] = entry;
-      if (socket === newcomer || connection.waitingSince === undefined) continue;
-      const better =
-        chosen === undefined ||
-        held(connection) > held(chosen[1]) ||
-        (held(connection) === held(chosen[1]) && connection.waitingSince < chosen[1].waitingSince!);
-      if (better) chosen = entry;
-    }
-    if (chosen !== undefined) return chosen[0];
-    let heaviest: [Socket, Connection] | undefined;
-    for (const entry of connections) {
-      const [socket, connection] = entry;
-      if (socket === newcomer || connection.address === address) continue;
-      const better =
-        heaviest === undefined ||
-        held(connection) > held(heaviest[1]) ||
-        (held(connection) === held(heaviest[1]) && connection.startedAt > heaviest[1].startedAt);
-      if (better) heaviest = entry;
-    }
-    return heaviest !== undefined && held(heaviest[1]) > (perAddress.get(address) ?? 0) ? heaviest[0] : newcomer;
-  };
-
   /** Forgets a connection (at once: its 'close' comes later, and the next newcomer must not pick it again). */
   const forget = (socket: Socket) => {
     const connection = connections.get(socket);
@@ -84,7 +93,7 @@ export const connectionShares = (server: Server, bounds: { maxConnections: numbe
     count(perAddress, address, 1);
     socket.once('close', () => forget(socket));
     if (connections.size <= bounds.maxConnections) return;
-    const closed = victim(socket, address);
+    const closed = victim(connections, perAddress, socket, address);
     forget(closed);
     closed.destroy();
   });

@@ -57,7 +57,10 @@ describe('the local gateway holds a function slot until the invocation ends, not
   afterAll(() => gateway.close());
 
   const request = () =>
-    sendRaw(gateway.port, `GET /v1/test/held HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\nAuthorization: Bearer x-0123456789abcdef\r\n\r\n`);
+    sendRaw(
+      gateway.port,
+      `GET /v1/test/held HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\nAuthorization: Bearer x-0123456789abcdef\r\n\r\n`,
+    );
 
   it('refuses the next invocation while the function of a client that reset still runs, and takes it once that function ends', async () => {
     const started = held.nextStart();
