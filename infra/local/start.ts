@@ -12,7 +12,7 @@ import { functionEnvSchema, integerSetting, tableName } from '../../shared/confi
 import { createDocumentClient, type DocumentClient, type TableRef } from '../../shared/dynamo.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { type LocalTierName, localStage } from '../stage-config.ts';
-import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
+import { type DynamoDbCredentials, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { allowedHostPattern } from './gateway-hosts.ts';
 import { drainMs, type Gateway } from './gateway.ts';
 import { startLocalApi } from './local-api.ts';
@@ -181,7 +181,12 @@ const stoppableService = (): Service => {
 };
 
 /** The gateway in front of the real handlers on `endpoint`'s tables, recorded for `npm run keys`. */
-const startGateway = async (env: LocalEnv, endpoint: string, stateFile: string): Promise<Gateway> => {
+const startGateway = async (
+  env: LocalEnv,
+  endpoint: string,
+  credentials: DynamoDbCredentials | undefined,
+  stateFile: string,
+): Promise<Gateway> => {
   const ttl = env.AUTHORIZER_CACHE_TTL_SECONDS;
   console.log(
     ttl === 0
@@ -191,6 +196,7 @@ const startGateway = async (env: LocalEnv, endpoint: string, stateFile: string):
   const gateway = await startLocalApi({
     port: env.PORT,
     dynamoDbEndpoint: endpoint,
+    ...(credentials === undefined ? {} : { dynamoDbCredentials: credentials }),
     ordersTable: env.ORDERS_TABLE,
     apiKeysTable: env.API_KEYS_TABLE,
     listLeasesTable: env.LIST_LEASES_TABLE,
@@ -207,6 +213,7 @@ const startGateway = async (env: LocalEnv, endpoint: string, stateFile: string):
       dynamoDbEndpoint: endpoint,
       ordersTable: env.ORDERS_TABLE,
       apiKeysTable: env.API_KEYS_TABLE,
+      ...(credentials === undefined ? {} : { dynamoDbCredentials: credentials }),
       authorizerCacheTtlSeconds: ttl,
       startedAt: new Date().toISOString(),
     },
@@ -227,9 +234,11 @@ const main = async () => {
     const endpoint = service.dynamoDb?.endpoint ?? env.DYNAMODB_ENDPOINT!;
     if (service.dynamoDb === undefined && env.DATA_DIR !== undefined)
       console.log(`DATA_DIR is ignored: the DynamoDB at ${endpoint} keeps its own data`);
-    await prepareTables(createDocumentClient({ endpoint }), env, seed);
+    // The DynamoDB Local started here answers only its own credentials; one named by DYNAMODB_ENDPOINT is signed as the environment says.
+    const credentials = service.dynamoDb?.credentials;
+    await prepareTables(createDocumentClient({ endpoint, credentials }), env, seed);
     await port.release();
-    service.gateway = await startGateway(env, endpoint, service.stateFile);
+    service.gateway = await startGateway(env, endpoint, credentials, service.stateFile);
     console.log(`Store Orders API listening on ${service.gateway.url}`);
   } catch (error) {
     // Taken between the check above and now: the same message as the check's.
