@@ -4,7 +4,7 @@ import { type DynamoDbCredentials, startDynamoDbLocal, type DynamoDbLocal } from
 declare module 'vitest' {
   export interface ProvidedContext {
     dynamoDbEndpoint: string;
-    /** What it answers to: test/dynamodb-credentials.ts hands them to each test file's process. */
+    /** What it answers to: test/worker-environment.ts hands them to each test file's process. */
     dynamoDbCredentials: DynamoDbCredentials;
   }
 }

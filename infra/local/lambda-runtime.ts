@@ -148,9 +148,18 @@ const lambdaGlobal = () => {
  * process) is replaced.
  */
 export const runInvocationsConcurrently = (maxConcurrency: number) => {
+  installInvokeStore();
+  process.env.AWS_LAMBDA_MAX_CONCURRENCY = String(maxConcurrency);
+};
+
+/**
+ * The InvokeStore alone, without declaring concurrency: for a process that may have inherited
+ * AWS_LAMBDA_MAX_CONCURRENCY, where Powertools' Logger and Metrics refuse to be constructed
+ * without a store (npm start, before any shared module loads: ./service-name.ts).
+ */
+export const installInvokeStore = () => {
   const lambda = lambdaGlobal();
   if (!(lambda.InvokeStore instanceof ConcurrentInvokeStore)) lambda.InvokeStore = new ConcurrentInvokeStore();
-  process.env.AWS_LAMBDA_MAX_CONCURRENCY = String(maxConcurrency);
 };
 
 /** An invocation run in its own InvokeStore context where invocations share the process (runInvocationsConcurrently), else as it is. */
