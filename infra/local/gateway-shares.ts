@@ -36,28 +36,26 @@ const victim = (
   address: string,
 ): Socket => {
   const held = (candidate: Connection) => perAddress.get(candidate.address) ?? 0;
-  let chosen: [Socket, Connection] | undefined;
-  for (const entry of connections) {
-    const [socket, connection] = entry;
-    if (socket === newcomer || connection.waitingSince === undefined) continue;
-    const better =
-      chosen === undefined ||
-      held(connection) > held(chosen[1]) ||
-      (held(connection) === held(chosen[1]) && connection.waitingSince < chosen[1].waitingSince!);
-    if (better) chosen = entry;
-  }
-  if (chosen !== undefined) return chosen[0];
-  let heaviest: [Socket, Connection] | undefined;
-  for (const entry of connections) {
-    const [socket, connection] = entry;
-    if (socket === newcomer || connection.address === address) continue;
-    const better =
-      heaviest === undefined ||
-      held(connection) > held(heaviest[1]) ||
-      (held(connection) === held(heaviest[1]) && connection.startedAt > heaviest[1].startedAt);
-    if (better) heaviest = entry;
-  }
-  return heaviest !== undefined && held(heaviest[1]) > (perAddress.get(address) ?? 0) ? heaviest[0] : newcomer;
+  /** Of the connections `keep` keeps, the one whose address holds the most, ties going to `tie`'s pick. */
+  const heaviest = (keep: (connection: Connection) => boolean, tie: (a: Connection, b: Connection) => boolean) => {
+    let chosen: [Socket, Connection] | undefined;
+    for (const entry of connections) {
+      if (entry[0] === newcomer || !keep(entry[1])) continue;
+      if (chosen === undefined || held(entry[1]) > held(chosen[1]) || (held(entry[1]) === held(chosen[1]) && tie(entry[1], chosen[1])))
+        chosen = entry;
+    }
+    return chosen;
+  };
+  const waiting = heaviest(
+    (connection) => connection.waitingSince !== undefined,
+    (a, b) => a.waitingSince! < b.waitingSince!,
+  );
+  if (waiting !== undefined) return waiting[0];
+  const busy = heaviest(
+    (connection) => connection.address !== address,
+    (a, b) => a.startedAt > b.startedAt,
+  );
+  return busy !== undefined && held(busy[1]) > (perAddress.get(address) ?? 0) ? busy[0] : newcomer;
 };
 
 /**
