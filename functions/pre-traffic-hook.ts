@@ -151,14 +151,19 @@ export const runChecks = async (event: HookEvent, deadline: number): Promise<Out
   return { ...outcome, lines: outcome.lines.map((line) => line.replaceAll(canary.key, '<canary key>')) };
 };
 
-/** Sends the outcome to CodeDeploy; a report that cannot be sent is thrown (the invocation fails, and the log says why). */
-const report = async (event: HookEvent, status: 'Succeeded' | 'Failed') =>
+/**
+ * Sends the outcome to CodeDeploy, before the function's own timeout (its attempts bounded by the
+ * time left less a second); a report that cannot be sent is thrown (the invocation fails, and the
+ * log says why).
+ */
+const report = async (event: HookEvent, status: 'Succeeded' | 'Failed', remainingMs: number) =>
   codedeploy.send(
     new PutLifecycleEventHookExecutionStatusCommand({
       deploymentId: event.DeploymentId,
       lifecycleEventHookExecutionId: event.LifecycleEventHookExecutionId,
       status,
     }),
+    { abortSignal: AbortSignal.timeout(Math.max(1, remainingMs - 1_000)) },
   );
 
 /** The run's ProbeBusy, within the report's margin; a failure to publish is logged and nothing more. */
@@ -188,7 +193,7 @@ export const handler = async (event: HookEvent, context: Pick<Context, 'getRemai
   await publishBusy(busy.length);
   const summary = summaryOf(outcome);
   try {
-    await report(event, status);
+    await report(event, status, context.getRemainingTimeInMillis());
   } catch (error) {
     console.log(JSON.stringify({ level: 'ERROR', message: `could not report ${status} to CodeDeploy (${summary}): ${reasonOf(error)}` }));
     throw error;
