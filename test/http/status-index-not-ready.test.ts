@@ -67,6 +67,6 @@ describe('the smoke check on a stage without the status index', () => {
     );
     expect(lines.filter((line) => line.startsWith('FAIL'))).toEqual([]);
     expect([failed, busy]).toEqual([0, 1]);
-    expect(lines.at(-1)).toBe("5 of 6 checks passed, 1 busy (the service refused with Retry-After until the run's time ran out).");
+    expect(lines.at(-1)).toBe("6 of 7 checks passed, 1 busy (the service refused with Retry-After until the run's time ran out).");
   });
 });
