@@ -1,4 +1,7 @@
 /** Helpers for the tests of the client package (test/client/). */
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 /** Every item of an async iterable, in order. */
 export const readAll = async <T>(items: AsyncIterable<T>): Promise<T[]> => {
@@ -16,4 +19,42 @@ export const recordingFetch = () => {
     return response;
   };
   return { statuses, fetch: fetcher };
+};
+
+/** A handler of the test's own HTTP server: what the "service" answers. */
+export type Handler = (request: IncomingMessage, response: ServerResponse, url: URL) => void;
+
+/**
+ * A tiny HTTP server on loopback that answers with `handler` (changeable per test) and records
+ * every request it gets (`seen`): the service a client test talks to, or a server elsewhere.
+ */
+export const testServer = async () => {
+  const seen: { method: string; url: URL; headers: IncomingMessage['headers'] }[] = [];
+  const state: { handler: Handler } = { handler: (_request, response) => response.writeHead(500).end() };
+  const server: Server = createServer((request, response) => {
+    const url = new URL(request.url!, 'http://localhost');
+    seen.push({ method: request.method!, url, headers: request.headers });
+    state.handler(request, response, url);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    origin,
+    baseUrl: `${origin}/v1`,
+    seen,
+    set handler(handler: Handler) {
+      state.handler = handler;
+    },
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+};
+
+/** A JSON answer with a request id. */
+export const json = (response: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
+  response.writeHead(status, { 'Content-Type': 'application/json', 'X-Request-Id': 'req-1', ...headers });
+  response.end(body);
 };
