@@ -10,6 +10,7 @@
  *   npx store-orders-openapi-types openapi.json -o openapi.d.ts
  *   npx store-orders-openapi-types http://127.0.0.1:3000/v1/openapi.json -o openapi.d.ts
  */
+import { realpathSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 
@@ -41,7 +42,8 @@ const main = async (args) => {
   else await writeFile(output, types);
 };
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+// Run as a command (npx runs it through a symlink in node_modules/.bin), not imported.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   try {
     await main(process.argv.slice(2));
   } catch (error) {

@@ -8,12 +8,13 @@
  */
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packClientAlone } from '../lib/client.ts';
 
 const clientDir = resolve(import.meta.dirname, '../../client');
 const manifest = JSON.parse(await readFile(join(clientDir, 'package.json'), 'utf8')) as Record<string, unknown> & {
@@ -92,15 +93,10 @@ describe('packing client/ alone', () => {
   afterAll(() => rm(work, { recursive: true, force: true }));
 
   it('needs only the client`s own devDependencies: copied out of the repository, it installs them, builds and packs', async () => {
-    const alone = join(work, 'client');
-    await cp(clientDir, alone, { recursive: true, filter: (path) => !/[/\\](node_modules|dist)([/\\]|$)|\.tgz$/.test(path) });
-    const install = await npm(['install', '--no-audit', '--no-fund', '--prefer-offline'], alone);
-    expect(install.code, install.output).toBe(0);
-    // What it installed is its own devDependencies and nothing else of the service's.
-    const installed = (await readdir(join(alone, 'node_modules'))).filter((name) => !name.startsWith('.'));
+    const { tarball, installed } = await packClientAlone(work);
+    // What it installed is its own devDependencies and nothing of the service's.
     expect(installed.sort()).toEqual(Object.keys(manifest.devDependencies ?? {}).sort());
-    const pack = await npm(['pack', '--pack-destination', work], alone);
-    expect(pack.code, pack.output).toBe(0);
+    expect(tarball).toBe(join(work, `store-orders-client-${manifest.version}.tgz`));
     expect(await readdir(work)).toContain(`store-orders-client-${manifest.version}.tgz`);
   });
 });

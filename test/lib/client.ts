@@ -1,7 +1,14 @@
 /** Helpers for the tests of the client package (test/client/). */
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
+import { cp, readdir } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const clientDir = resolve(import.meta.dirname, '../../client');
 
 /** Every item of an async iterable, in order. */
 export const readAll = async <T>(items: AsyncIterable<T>): Promise<T[]> => {
@@ -57,4 +64,17 @@ export const testServer = async () => {
 export const json = (response: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
   response.writeHead(status, { 'Content-Type': 'application/json', 'X-Request-Id': 'req-1', ...headers });
   response.end(body);
+};
+
+/**
+ * client/ copied alone to `work/client` (no node_modules, no dist), its own devDependencies
+ * installed and packed: the tarball, as anyone with only that folder would make it.
+ */
+export const packClientAlone = async (work: string): Promise<{ tarball: string; folder: string; installed: string[] }> => {
+  const folder = join(work, 'client');
+  await cp(clientDir, folder, { recursive: true, filter: (path) => !/[/\\](node_modules|dist)([/\\]|$)|\.tgz$/.test(path) });
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: folder });
+  const installed = (await readdir(join(folder, 'node_modules'))).filter((name) => !name.startsWith('.'));
+  const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', work], { cwd: folder });
+  return { tarball: join(work, stdout.trim().split('\n').at(-1)!), folder, installed };
 };
