@@ -34,9 +34,9 @@ export type RetryEvent = RequestEvent & { error: StoreOrdersError; delayMs: numb
 
 /** Called in order and awaited; an error a hook throws fails the call. */
 export type Hooks = {
-  beforeRequest?: (event: RequestEvent) => void | Promise<void>;
-  afterResponse?: (event: ResponseEvent) => void | Promise<void>;
-  beforeRetry?: (event: RetryEvent) => void | Promise<void>;
+  beforeRequest?: ((event: RequestEvent) => void | Promise<void>) | undefined;
+  afterResponse?: ((event: ResponseEvent) => void | Promise<void>) | undefined;
+  beforeRetry?: ((event: RetryEvent) => void | Promise<void>) | undefined;
 };
 
 /** What a successful call's answer said (AWS SDK's `$metadata`, Stripe's `lastResponse`). */

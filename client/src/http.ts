@@ -10,27 +10,27 @@ import { type CallMeta, type Hooks, type Operation, type RequestEvent, redactHea
 
 export type RetryOptions = {
   /** Requests sent at most, the first included (default 4; 1 turns retries off). */
-  maxAttempts?: number;
+  maxAttempts?: number | undefined;
   /** No retry waits past this many milliseconds after the call started (default 60,000). */
-  deadlineMs?: number;
+  deadlineMs?: number | undefined;
   /** Statuses sent again (default 429, 503, 504: each answers with `Retry-After`). */
-  retryStatuses?: readonly number[];
+  retryStatuses?: readonly number[] | undefined;
   /** The wait before the second attempt when the answer gave no `Retry-After`, doubled each time (default 200). */
-  backoffMs?: number;
+  backoffMs?: number | undefined;
   /** The longest backoff without `Retry-After` (default 5,000). */
-  maxBackoffMs?: number;
+  maxBackoffMs?: number | undefined;
   /** Up to this fraction of the wait is added at random, so clients told the same `Retry-After` do not return together (default 0.25). */
-  jitter?: number;
+  jitter?: number | undefined;
 };
 
 export type CallOptions = {
   /** Aborts the call; it then rejects with the signal's reason. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Aborts the call after this many milliseconds (a `TimeoutError`); see each operation for what it covers. */
-  timeoutMs?: number;
-  retry?: RetryOptions;
+  timeoutMs?: number | undefined;
+  retry?: RetryOptions | undefined;
   /** Told the request id, attempts and status of each successful answer (see each operation for when). */
-  onMeta?: (meta: CallMeta) => void;
+  onMeta?: ((meta: CallMeta) => void) | undefined;
 };
 
 export const defaultRetry: Required<RetryOptions> = {
@@ -54,7 +54,7 @@ export type Exchange = {
   signal: AbortSignal;
   retry: Required<RetryOptions>;
   /** Waits, for tests; default: a timer that the signal cancels. */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  sleep?: ((ms: number, signal: AbortSignal) => Promise<void>) | undefined;
 };
 
 /** A timer that ends early, rejecting with the signal's reason, when the signal aborts. */

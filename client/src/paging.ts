@@ -11,18 +11,18 @@ export type OrderStatus = 'pending' | 'shipped' | 'cancelled';
 
 /** The v2 list's query (docs/api.md): every field optional. */
 export type OrderPageQuery = {
-  status?: OrderStatus;
+  status?: OrderStatus | undefined;
   /** Orders with `shipDate >= shipDateFrom` (an RFC 3339 date-time, or a Date). */
-  shipDateFrom?: string | Date;
+  shipDateFrom?: string | Date | undefined;
   /** Orders with `shipDate < shipDateTo`. */
-  shipDateTo?: string | Date;
+  shipDateTo?: string | Date | undefined;
   /** Orders per page, 1..1000 (the service's default: 100). A page may hold fewer. */
-  pageSize?: number;
+  pageSize?: number | undefined;
   /** Resume after the page whose `cursor` this is; send the same filters and part with it. */
-  cursor?: string;
+  cursor?: string | undefined;
   /** A split read: part `part` (1-based) of `parts` (1..16); both or neither. */
-  part?: number;
-  parts?: number;
+  part?: number | undefined;
+  parts?: number | undefined;
 };
 
 /** Where a read stands after a page: `cursor` resumes after it; null once the read (or the part) is done. */
@@ -31,13 +31,13 @@ export type Checkpoint = {
   /** Orders in the page just done. */
   orders: number;
   /** In a split read, the part the page belongs to, of `parts`. */
-  part?: number;
-  parts?: number;
+  part?: number | undefined;
+  parts?: number | undefined;
 };
 
 export type PagedOptions = {
   /** Awaited after each page's orders were all taken, before the next page is asked for. */
-  onPage?: (checkpoint: Checkpoint) => void | Promise<void>;
+  onPage?: ((checkpoint: Checkpoint) => void | Promise<void>) | undefined;
 };
 
 export type CollectOptions = {
@@ -49,9 +49,9 @@ export type SplitReadOptions = PagedOptions & {
   /** Parts of the split, 1..16. */
   parts: number;
   /** Parts read at once (default: all of them). */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /** Where each part resumes, from its last checkpoint: a cursor, or null for a part already done. A part not named starts at its beginning. */
-  cursors?: Readonly<Record<number, string | null>>;
+  cursors?: Readonly<Record<number, string | null>> | undefined;
 };
 
 type PageSource = (query: OrderPageQuery & CallOptions) => AsyncGenerator<OrderPage, void, undefined>;
