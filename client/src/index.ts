@@ -1,6 +1,8 @@
 /** @store-orders/client: the Store Orders API's client (README.md). */
-export { StoreOrdersClient, clientDefaults, int64Fields } from './client.ts';
-export type { ListOptions, Order, OrderPage, StoreOrdersClientOptions } from './client.ts';
+export { StoreOrdersClient, clientDefaults } from './client.ts';
+export type { ListOptions, StoreOrdersClientOptions } from './client.ts';
+export { int64Fields } from './order.ts';
+export type { Order, OrderPage } from './order.ts';
 export type { Checkpoint, CollectOptions, OrderPageQuery, OrderStatus, PagedOptions, SplitReadOptions } from './paging.ts';
 export {
   BadRequestError,

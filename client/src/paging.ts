@@ -3,7 +3,7 @@
  * up to a cap, and split into parts read at a set concurrency as one stream. Built on a page
  * source (the client's `listOrderPages`), so each page keeps its own retries and timeout.
  */
-import type { Order, OrderPage } from './client.ts';
+import type { Order, OrderPage } from './order.ts';
 import type { CallOptions } from './http.ts';
 
 /** Order statuses the v2 list filters on. */
