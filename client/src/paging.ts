@@ -74,7 +74,7 @@ const checkpointOf = (page: OrderPage, query: OrderPageQuery): Checkpoint => ({
   ...(query.part === undefined ? {} : { part: query.part, parts: query.parts }),
 });
 
-/** At most `limit` orders; the read stops (its connection closed) once it has them. */
+/** At most `limit` orders; the read stops once it has them (and a cap under 100 is also the page size, unless one is given). */
 export const collect = async (pages: PageSource, query: OrderPageQuery & CallOptions & CollectOptions): Promise<Order[]> => {
   const { limit, ...pageQuery } = query;
   if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError(`limit must be an integer of 1 or more, got ${limit}`);
