@@ -2,17 +2,18 @@ import { pipeline, Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import middy from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context, StreamifyHandler } from 'aws-lambda';
 import { functionEnv, readConfig } from '../shared/config.ts';
 import { callDeadline, type Deadline, createDocumentClient } from '../shared/dynamo.ts';
 import { apiError, listTooLargeMessage } from '../shared/errors.ts';
-import { acceptsGzip, header, httpMiddleware } from '../shared/http.ts';
+import { acceptsGzip, bodyFailure, header, httpMiddleware, resolvedWhenClientLeaves } from '../shared/http.ts';
 import { flushMetrics, logger, metricNames, metrics, reportInvalidStoredOrder } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
 import { maxListMs, minBytesPerSecond, releaseMarginMs } from '../shared/list-cuts.ts';
 import { acquireListLease, type ListLease, releaseListLease } from '../shared/list-leases.ts';
 import { approximateItemCount, scanOrderPages } from '../shared/orders-repository.ts';
 import { routeOf } from '../shared/routes.ts';
+import { canaryTier, probeListBytes } from '../shared/probes.ts';
 import type { Order } from '../shared/schemas.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
@@ -54,10 +55,17 @@ const checkListFits = async (gzip: boolean, deadline: Deadline) => {
  * One of the key's list leases (its tier's LIST_CONCURRENT_PER_KEY), held until the list ends;
  * without one the list is refused with 429 before anything is read.
  */
-const takeLease = async (event: APIGatewayProxyEvent, context: Context, deadline: Deadline): Promise<ListLease | undefined> => {
+/** The key the authorizer allowed (its id and tier, from its answer's context). */
+const keyOf = (event: APIGatewayProxyEvent) => {
   const authorizer = event.requestContext.authorizer ?? {};
-  const keyId = typeof authorizer.principalId === 'string' ? authorizer.principalId : 'unknown';
-  const tier = typeof authorizer.tier === 'string' ? authorizer.tier : '*';
+  return {
+    keyId: typeof authorizer.principalId === 'string' ? authorizer.principalId : 'unknown',
+    tier: typeof authorizer.tier === 'string' ? authorizer.tier : '*',
+  };
+};
+
+const takeLease = async (event: APIGatewayProxyEvent, context: Context, deadline: Deadline): Promise<ListLease | undefined> => {
+  const { keyId, tier } = keyOf(event);
   const slots = config.LIST_CONCURRENT_PER_KEY.get(tier) ?? config.LIST_CONCURRENT_PER_KEY.get('*')!;
   // The local developer's tier: no per-key bound, only the stage's.
   if (slots === 'none') return undefined;
@@ -105,36 +113,59 @@ class ClientStalledError extends Error {
   override readonly name = 'ClientStalledError';
 }
 
+/** The next Scan page; a failure to read it is the body's own (shared/http.ts bodyFailure): the stream is cut. */
+const nextPage = (pages: AsyncGenerator<Order[]>) =>
+  pages.next().catch((error: unknown) => {
+    throw bodyFailure(error);
+  });
+
 /**
  * The JSON array, one chunk per Scan page, written as pages arrive. A failure after the first
  * byte cuts the stream (the envelope in shared/http.ts logs it): the 200 is already sent.
  * `waiting` tells the reader watch a chunk waits for the client (its size), then that it was taken.
- * However the array ends (whole, failed, cut), the list's `end()` runs before the stream ends,
- * so a frozen or finished function never keeps its lease.
+ * A probe's list (`maxBytes`: shared/probes.ts probeListBytes) closes the array after the page that
+ * reaches its bound, and the scan stops there. However the array ends (whole, bounded, failed, cut,
+ * left), the list's `end()` runs before the stream ends, so a frozen or finished function never keeps its lease.
  */
 async function* jsonArray(
   first: IteratorResult<Order[]>,
   pages: AsyncGenerator<Order[]>,
-  list: { startedAt: number; waiting: (bytes: number | false) => void; stop: () => void; end: (whole?: boolean) => Promise<void> },
+  list: {
+    startedAt: number;
+    maxBytes: number;
+    waiting: (bytes: number | false) => void;
+    stop: () => void;
+    end: (whole?: boolean) => Promise<void>;
+  },
 ) {
   let count = 0;
+  let bytes = 0;
+  let bounded = false;
   let whole = false;
   try {
     const emit = function* (chunk: string) {
-      list.waiting(Buffer.byteLength(chunk));
+      const size = Buffer.byteLength(chunk);
+      bytes += size;
+      list.waiting(size);
       yield chunk;
       list.waiting(false);
     };
     yield* emit('[');
-    for (let page = first; !page.done; page = await pages.next()) {
+    for (let page = first; !page.done; page = await nextPage(pages)) {
       if (page.value.length === 0) continue;
       yield* emit((count === 0 ? '' : ',') + page.value.map(orderToJson).join(','));
       count += page.value.length;
+      bounded = bytes >= list.maxBytes;
+      if (bounded) break;
     }
     yield* emit(']');
-    metrics.addMetric(metricNames.ordersListed, 'Count', count);
-    metrics.addMetric(metricNames.listDuration, 'Milliseconds', performance.now() - list.startedAt);
-    logger.info('orders listed', { count, durationMs: Math.round(performance.now() - list.startedAt) });
+    const durationMs = Math.round(performance.now() - list.startedAt);
+    // A probe's bounded list says nothing of what clients' lists count and take.
+    if (!bounded) {
+      metrics.addMetric(metricNames.ordersListed, 'Count', count);
+      metrics.addMetric(metricNames.listDuration, 'Milliseconds', durationMs);
+    }
+    logger.info('orders listed', { count, durationMs, ...(bounded ? { endedAtProbeBound: list.maxBytes } : {}) });
     whole = true;
   } finally {
     list.waiting(false);
@@ -166,7 +197,7 @@ const readerWatch = (startedAt: number, invokedAt: number, remainingMs: number) 
     metrics.setTimestamp(invokedAt);
     metrics.addMetric(metricNames.stalledListsCut, 'Count', 1);
     logger.warn(message, { reason, ...fields, durationMs: Math.round(performance.now() - startedAt) });
-    body.destroy(new ClientStalledError(reason));
+    body.destroy(bodyFailure(new ClientStalledError(reason)));
   };
   const tooLong = setTimeout(
     () => cut('list cut: it ran too long', `the list ran ${Math.round((performance.now() - startedAt) / 1000)} s, its limit`),
@@ -242,9 +273,13 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   metrics.addMetric(metricNames.listFirstByte, 'Milliseconds', performance.now() - startedAt);
   const reader = readerWatch(startedAt, invokedAt, context.getRemainingTimeInMillis());
   // One page of JSON text held ahead of a slow client at most (objectMode holds 16 by default).
-  const json = Readable.from(jsonArray(first, pages, { startedAt, waiting: reader.waiting, stop: reader.stop, end: ending.end }), {
-    highWaterMark: 1,
-  });
+  const maxBytes = keyOf(event).tier === canaryTier ? probeListBytes : Infinity;
+  const json = Readable.from(
+    jsonArray(first, pages, { startedAt, maxBytes, waiting: reader.waiting, stop: reader.stop, end: ending.end }),
+    {
+      highWaterMark: 1,
+    },
+  );
   reader.attach(json);
   // A body destroyed before it was first read (its client left first) never runs the array's own
   // cleanup; once it ran, this is the same end.
@@ -276,9 +311,12 @@ const endOfInvocation = async (request: { context: Context }) => {
   await end?.();
 };
 
-export const handler = middy<APIGatewayProxyEvent, { statusCode: number; headers: Record<string, string>; body: Readable }>({
+const streamed = middy<APIGatewayProxyEvent, { statusCode: number; headers: Record<string, string>; body: Readable }>({
   executionMode: executionModeStreamifyResponse,
   requestEnd: endOfInvocation,
 })
   .use(httpMiddleware(routeOf('listOrders')))
   .handler(listOrders);
+
+// middy's types describe the buffered signature; in streaming mode its handler takes the response stream.
+export const handler = resolvedWhenClientLeaves(streamed as unknown as StreamifyHandler<APIGatewayProxyEvent, void>);
