@@ -1,10 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
-/** Groups that reach DynamoDB Local: only they start it (and so need Java); the others run without. */
-const withDynamoDbLocal = { globalSetup: ['test/global-setup.ts'] };
+/**
+ * Groups that reach DynamoDB Local: only they start it (and so need Java); the others run without.
+ * It answers only its own credentials, which each test file's process gets in its environment.
+ */
+const withDynamoDbLocal = { globalSetup: ['test/global-setup.ts'], setupFiles: ['test/worker-environment.ts'] };
 
 /** One project per folder of test/, so each runs alone: `npm run test:<name>` (`vitest run --project <name>`). */
-const group = (name: string, extra: { globalSetup?: string[]; isolate?: boolean } = {}) => ({
+const group = (name: string, extra: { globalSetup?: string[]; setupFiles?: string[]; isolate?: boolean } = {}) => ({
   test: { name, include: [`test/${name}/**/*.test.ts`], ...extra },
 });
 

@@ -171,7 +171,10 @@ const pagedListQuery = {
   ).default(pageSizeBounds.default),
   status: z.enum(listStatuses).optional().meta({ description: 'Only orders of this status.', example: 'pending' }),
   shipDateFrom: shipDateBound('Only orders whose shipDate is at or after this instant (RFC 3339 date-time).', '2026-12-01T00:00:00Z'),
-  shipDateTo: shipDateBound('Only orders whose shipDate is before this instant (RFC 3339 date-time).', '2027-01-01T00:00:00Z'),
+  shipDateTo: shipDateBound(
+    'Only orders whose shipDate is before this instant (RFC 3339 date-time); later than `shipDateFrom` when both are sent.',
+    '2027-01-01T00:00:00Z',
+  ),
   part: boundedInteger(
     1,
     partsBounds.max,

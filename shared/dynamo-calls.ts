@@ -8,7 +8,9 @@
  * throttled ones. A call is recorded for the request in progress; the request's envelope
  * (shared/http.ts) puts the record in its completion line and publishes the per-operation
  * metrics. Lambda runs one request at a time per execution environment, so the record is the
- * process's; the local gateway, which runs requests side by side, may mix those of concurrent requests.
+ * process's; where invocations share a process (AWS_LAMBDA_MAX_CONCURRENCY: Lambda Managed
+ * Instances, and the local gateway, infra/local/lambda-runtime.ts) it is the invocation's, kept in
+ * Lambda's InvokeStore as Powertools keeps its Logger's keys.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Metrics } from '@aws-lambda-powertools/metrics';
@@ -37,15 +39,39 @@ const throttleNames = new Set(['ProvisionedThroughputExceededException', 'Thrott
 /** How many calls a completion line lists one by one; the totals count them all. */
 export const listedCalls = 20;
 
-let calls: DynamoDbCall[] = [];
+/** The record of the one invocation a process runs at a time. */
+let processCalls: DynamoDbCall[] = [];
+const recordKey = Symbol.for('storeOrders.dynamoDbCalls');
+
+type InvokeStore = { hasContext(): boolean; get(key: symbol): unknown; set(key: symbol, value: unknown): void };
+
+/** The invocation's own store, where invocations run side by side in this process; undefined where they do not. */
+const invocationStore = (): InvokeStore | undefined => {
+  if (!process.env.AWS_LAMBDA_MAX_CONCURRENCY) return undefined;
+  const store = (globalThis as { awslambda?: { InvokeStore?: InvokeStore } }).awslambda?.InvokeStore;
+  return store?.hasContext() ? store : undefined;
+};
+
+/** The record of the request in progress. */
+const currentCalls = (): DynamoDbCall[] => {
+  const store = invocationStore();
+  if (store === undefined) return processCalls;
+  const found = store.get(recordKey) as DynamoDbCall[] | undefined;
+  if (found !== undefined) return found;
+  const fresh: DynamoDbCall[] = [];
+  store.set(recordKey, fresh);
+  return fresh;
+};
 
 /** A request starts: its record is empty. */
 export const startDynamoDbRecord = () => {
-  calls = [];
+  const store = invocationStore();
+  if (store === undefined) processCalls = [];
+  else store.set(recordKey, []);
 };
 
 /** The calls recorded since the request started. */
-export const dynamoDbRecord = (): readonly DynamoDbCall[] => calls;
+export const dynamoDbRecord = (): readonly DynamoDbCall[] => currentCalls();
 
 type Metadata = { attempts?: number } | undefined;
 type AttemptCounter = { throttled: number };
@@ -61,7 +87,7 @@ export const addCallTiming = (client: DynamoDBClient) => {
       (context as Record<symbol, unknown>)[attemptsKey] = counter;
       const started = performance.now();
       const record = (metadata: Metadata, capacity: unknown, error?: string) =>
-        calls.push({
+        currentCalls().push({
           operation,
           table: String(input.TableName ?? ''),
           ms: Math.round(performance.now() - started),
@@ -106,7 +132,7 @@ export const addCallTiming = (client: DynamoDBClient) => {
  * all of them and the slowest call, which the saved query `slowest-dynamodb-calls` sorts on.
  * Nothing when the request made no call.
  */
-export const dynamoDbFields = (recorded: readonly DynamoDbCall[] = calls) => {
+export const dynamoDbFields = (recorded: readonly DynamoDbCall[] = currentCalls()) => {
   if (recorded.length === 0) return {};
   const slowest = recorded.reduce((a, b) => (b.ms > a.ms ? b : a));
   const sum = (of: (call: DynamoDbCall) => number) => recorded.reduce((total, call) => total + of(call), 0);
@@ -139,7 +165,7 @@ const metricsOf = (operation: string) => {
  * Per-operation metrics of the recorded calls: DynamoDbLatency (each call, ms) and
  * DynamoDbThrottles (the request's throttled attempts, 0 included, so that the sum is a rate).
  */
-export const publishDynamoDbMetrics = (recorded: readonly DynamoDbCall[] = calls) => {
+export const publishDynamoDbMetrics = (recorded: readonly DynamoDbCall[] = currentCalls()) => {
   const throttled = new Map<string, number>();
   for (const call of recorded) {
     metricsOf(call.operation).addMetric(metricNames.dynamoDbLatency, 'Milliseconds', call.ms);

@@ -48,19 +48,34 @@ export const callDeadline =
     };
   };
 
+/** Credentials a local DynamoDB is signed with. */
+export type LocalCredentials = { readonly accessKeyId: string; readonly secretAccessKey: string };
+
+/**
+ * A local DynamoDB's credentials when the caller names none: those in the environment, where
+ * Lambda puts a function's and the local runtime the ones its DynamoDB Local answers to
+ * (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), else `local` for a DynamoDB Local that checks none.
+ */
+const localCredentials = (env: NodeJS.ProcessEnv = process.env): LocalCredentials =>
+  env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
+    ? { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY }
+    : { accessKeyId: 'local', secretAccessKey: 'local' };
+
 /**
  * One document client per DynamoDBClient (two `from()` calls on one client share their
  * translate config, and the second would silently drop `wrapNumbers`). `wrapNumbers` keeps
  * every number as exact text: ids are int64 and must not pass through a JS number.
  */
-export const createDocumentClient = (options: { endpoint?: string | undefined; region?: string | undefined } = {}): DocumentClient => {
+export const createDocumentClient = (
+  options: { endpoint?: string | undefined; region?: string | undefined; credentials?: LocalCredentials | undefined } = {},
+): DocumentClient => {
   const local = options.endpoint !== undefined;
   const client = new DynamoDBClient({
     ...(local
       ? {
           endpoint: options.endpoint,
           region: options.region ?? 'us-east-1',
-          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+          credentials: options.credentials ?? localCredentials(),
         }
       : options.region === undefined
         ? {}

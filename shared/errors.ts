@@ -28,6 +28,14 @@ export const errorCodes = {
     message:
       'The store holds more orders than one response can carry: send "Accept-Encoding: gzip", or read it in pages with GET /v2/store/orders.',
   },
+  // Only the local gateway answers it: a request whose Host names none of its own names (a web
+  // page rebound to 127.0.0.1 sends its own). RFC 9110 §15.5.20: the server is not configured to
+  // answer for the target's authority; no key would change that, so not 401 or 403.
+  misdirected_request: {
+    status: 421,
+    message:
+      'This server does not answer for the host name this request was sent to: use the address the service printed, or add the name to ALLOWED_HOSTS.',
+  },
   too_many_requests: { status: 429, message: 'Too many requests: slow down and retry later.' },
   internal_error: { status: 500, message: 'An unexpected error occurred. Quote the X-Request-Id header when reporting it.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable: retry later.' },

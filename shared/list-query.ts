@@ -73,12 +73,18 @@ export const parseListQuery = (parameters: Readonly<Record<string, string | unde
     const parts = integerIn('parts', p.parts, partsBounds.min, partsBounds.max);
     split = { parts, part: integerIn('part', p.part, 1, parts) };
   }
+  const shipDateFrom = p.shipDateFrom === undefined ? undefined : shipDateBound('shipDateFrom', p.shipDateFrom);
+  const shipDateTo = p.shipDateTo === undefined ? undefined : shipDateBound('shipDateTo', p.shipDateTo);
+  // The range is half-open (from ≤ shipDate < to): with to at or before from no order can match,
+  // and the read would cross the whole table to answer nothing.
+  if (shipDateFrom !== undefined && shipDateTo !== undefined && shipDateTo <= shipDateFrom)
+    throw invalid('shipDateTo', 'must be later than shipDateFrom (the range is shipDateFrom ≤ shipDate < shipDateTo)');
   if (p.cursor !== undefined && (p.cursor.length === 0 || p.cursor.length > cursorMaxLength)) throw apiError('invalid_cursor');
   return {
     pageSize,
     ...(status === undefined ? {} : { status }),
-    ...(p.shipDateFrom === undefined ? {} : { shipDateFrom: shipDateBound('shipDateFrom', p.shipDateFrom) }),
-    ...(p.shipDateTo === undefined ? {} : { shipDateTo: shipDateBound('shipDateTo', p.shipDateTo) }),
+    ...(shipDateFrom === undefined ? {} : { shipDateFrom }),
+    ...(shipDateTo === undefined ? {} : { shipDateTo }),
     ...(split === undefined ? {} : { split }),
     ...(p.cursor === undefined ? {} : { cursor: p.cursor }),
   };

@@ -1,9 +1,11 @@
 import type { TestProject } from 'vitest/node';
-import { startDynamoDbLocal, type DynamoDbLocal } from '../infra/local/dynamodb-local.ts';
+import { type DynamoDbCredentials, startDynamoDbLocal, type DynamoDbLocal } from '../infra/local/dynamodb-local.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     dynamoDbEndpoint: string;
+    /** What it answers to: test/worker-environment.ts hands them to each test file's process. */
+    dynamoDbCredentials: DynamoDbCredentials;
   }
 }
 
@@ -21,6 +23,7 @@ export default async function setup(project: TestProject) {
   entry.users += 1;
   const dynamoDb = await entry.local;
   project.provide('dynamoDbEndpoint', dynamoDb.endpoint);
+  project.provide('dynamoDbCredentials', dynamoDb.credentials);
   return async () => {
     entry.users -= 1;
     if (entry.users > 0) return;

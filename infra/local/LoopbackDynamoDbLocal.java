@@ -1,9 +1,23 @@
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -15,33 +29,42 @@ import software.amazon.dynamodb.services.local.main.ServerRunner;
 import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
 
 /**
- * DynamoDB Local listening on 127.0.0.1 only (infra/local/dynamodb-local.ts runs this file with
- * Java's source launcher). DynamoDB Local has no bind-address option: its Jetty server is built
- * with `new Server(port)`, which listens on every interface, and it has no authentication, so
- * any host on the developer's network could read and write the tables (API keys included).
+ * DynamoDB Local listening on 127.0.0.1 only, and answering only the service that started it
+ * (infra/local/dynamodb-local.ts runs this class; docs/decisions.md, "DynamoDB Local answers only
+ * the service that started it").
  *
- * The server is created the way AWS documents for running DynamoDB Local inside a program
- * (ServerRunner.createServerFromCommandLineArgs, same options as the command line); before it
- * starts, its Jetty connectors are given the host 127.0.0.1 (Jetty's public
- * ServerConnector.setHost). The Jetty server is a private field of DynamoDBProxyServer, hence
- * the one reflective read; if a DynamoDB Local release renames it, this fails at start with
- * NoSuchFieldException instead of silently listening everywhere
- * (test/integration/dynamodb-local.test.ts reads the listening sockets from the system).
+ * Loopback: DynamoDB Local has no bind-address option (its Jetty server is built with
+ * `new Server(port)`, every interface). The server is created the way AWS documents for running
+ * DynamoDB Local inside a program (ServerRunner.createServerFromCommandLineArgs, the command
+ * line's options), and its connectors are given the host 127.0.0.1 (Jetty's public
+ * ServerConnector.setHost) before it starts. The Jetty server is a private field of
+ * DynamoDBProxyServer, hence the one reflective read: a release that renames it fails at start.
  *
- * Listening on loopback is not enough against a web page: one that rebinds its own host name to
- * 127.0.0.1 is same-origin with DynamoDB Local, so no CORS setting applies, and DynamoDB Local
- * accepts any signature. Its requests still carry the page's host name in `Host`: a Jetty handler
- * in front of DynamoDB Local's answers 403 to any request whose `Host` is not 127.0.0.1 or
- * localhost on this port (the names the service and the key tool use).
+ * Its own caller only: DynamoDB Local accepts any signature, so every other user of the machine
+ * could read and write its tables (key hashes included) over the loopback port. The launcher reads
+ * an access key id and a secret access key from its standard input (never its command line or
+ * environment, which other users or files could show) and a Jetty handler in front of DynamoDB
+ * Local recomputes each request's AWS Signature Version 4 with that secret: a request not signed
+ * with it gets 403 before DynamoDB Local sees it.
+ *
+ * Its own name only: a web page that rebinds its host name to 127.0.0.1 is same-origin with it;
+ * its requests carry that name in `Host`, which must be 127.0.0.1 or localhost on this port.
  */
 public class LoopbackDynamoDbLocal {
   public static void main(String[] args) throws Exception {
+    BufferedReader input = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    String accessKeyId = input.readLine();
+    String secretAccessKey = input.readLine();
+    if (accessKeyId == null || accessKeyId.isEmpty() || secretAccessKey == null || secretAccessKey.isEmpty()) {
+      System.err.println("LoopbackDynamoDbLocal reads an access key id and a secret access key, one a line, from its standard input");
+      System.exit(2);
+    }
     DynamoDBProxyServer proxy = ServerRunner.createServerFromCommandLineArgs(args);
     Field field = DynamoDBProxyServer.class.getDeclaredField("server");
     field.setAccessible(true);
     Server server = (Server) field.get(proxy);
     for (Connector connector : server.getConnectors()) ((ServerConnector) connector).setHost("127.0.0.1");
-    server.setHandler(new LoopbackHostOnly(server.getHandler(), portOf(args)));
+    server.setHandler(new OwnCallerOnly(server.getHandler(), portOf(args), accessKeyId, secretAccessKey));
     proxy.start();
     for (Connector connector : server.getConnectors()) {
       ServerConnector bound = (ServerConnector) connector;
@@ -56,23 +79,118 @@ public class LoopbackDynamoDbLocal {
     return 8000;
   }
 
-  /** Passes on only requests addressed to this loopback port by name; 403 for any other Host. */
-  static final class LoopbackHostOnly extends Handler.Wrapper {
-    private final Set<String> hosts;
+  /** Passes on only requests addressed to this port by name and signed with this start's secret; 403 for any other. */
+  static final class OwnCallerOnly extends Handler.Wrapper {
+    /** DynamoDB's largest request (BatchWriteItem, 16 MB) with room to spare. */
+    private static final int maxBodyBytes = 32 * 1024 * 1024;
+    private static final Pattern authorization = Pattern.compile(
+        "AWS4-HMAC-SHA256 Credential=([^/,\\s]+)/(\\d{8})/([^/,\\s]+)/([^/,\\s]+)/aws4_request,\\s*"
+            + "SignedHeaders=([a-z0-9;-]+),\\s*Signature=([0-9a-f]{64})");
 
-    LoopbackHostOnly(Handler handler, int port) {
+    private final Set<String> hosts;
+    private final byte[] accessKeyId;
+    private final byte[] secret;
+
+    OwnCallerOnly(Handler handler, int port, String accessKeyId, String secretAccessKey) {
       super(handler);
       hosts = Set.of("127.0.0.1:" + port, "localhost:" + port);
+      this.accessKeyId = accessKeyId.getBytes(StandardCharsets.UTF_8);
+      this.secret = ("AWS4" + secretAccessKey).getBytes(StandardCharsets.UTF_8);
     }
 
     @Override
     public boolean handle(Request request, Response response, Callback callback) throws Exception {
       String host = request.getHeaders().get(HttpHeader.HOST);
-      if (host != null && hosts.contains(host.toLowerCase(Locale.ROOT))) return super.handle(request, response, callback);
+      if (host == null || !hosts.contains(host.toLowerCase(Locale.ROOT))) return refuse(response, callback, "text/plain", "Host not allowed\n");
+      Matcher signed = authorization.matcher(String.valueOf(request.getHeaders().get(HttpHeader.AUTHORIZATION)));
+      // The key id is checked before any of the body is read: a stranger costs no buffer.
+      if (!signed.matches() || !MessageDigest.isEqual(signed.group(1).getBytes(StandardCharsets.UTF_8), accessKeyId))
+        return refuse(response, callback, "UnrecognizedClientException", "The request is not signed with this DynamoDB Local's credentials.");
+      ByteBuffer body;
+      try {
+        body = Content.Source.asByteBufferAsync(request, maxBodyBytes).get();
+      } catch (ExecutionException tooLargeOrFailed) {
+        return refuse(response, callback, "ValidationException", "The request body could not be read within " + maxBodyBytes + " bytes.");
+      }
+      byte[] bytes = new byte[body.remaining()];
+      body.get(bytes);
+      if (!MessageDigest.isEqual(HexFormat.of().parseHex(signed.group(6)), signature(request, signed, bytes)))
+        return refuse(response, callback, "InvalidSignatureException", "The request signature does not match this DynamoDB Local's credentials.");
+      return super.handle(new Replayed(request, bytes), response, callback);
+    }
+
+    /** The SigV4 signature of the request as received, with the secret of this start. */
+    private byte[] signature(Request request, Matcher signed, byte[] body) throws Exception {
+      String[] names = signed.group(5).split(";");
+      StringBuilder headers = new StringBuilder();
+      for (String name : names) {
+        List<String> values = new ArrayList<>();
+        for (HttpField value : request.getHeaders().getFields(name)) values.add(value.getValue().trim().replaceAll("\\s+", " "));
+        headers.append(name).append(':').append(String.join(",", values)).append('\n');
+      }
+      String query = request.getHttpURI().getQuery();
+      String[] pairs = query == null || query.isEmpty() ? new String[0] : query.split("&");
+      Arrays.sort(pairs);
+      String canonicalRequest = String.join("\n",
+          request.getMethod(),
+          request.getHttpURI().getPath(),
+          String.join("&", pairs),
+          headers.toString(),
+          signed.group(5),
+          hex(MessageDigest.getInstance("SHA-256").digest(body)));
+      String date = String.valueOf(request.getHeaders().get("x-amz-date"));
+      String scope = signed.group(2) + "/" + signed.group(3) + "/" + signed.group(4) + "/aws4_request";
+      String stringToSign = String.join("\n",
+          "AWS4-HMAC-SHA256",
+          date,
+          scope,
+          hex(MessageDigest.getInstance("SHA-256").digest(canonicalRequest.getBytes(StandardCharsets.UTF_8))));
+      byte[] key = secret;
+      for (String part : new String[] {signed.group(2), signed.group(3), signed.group(4), "aws4_request"}) key = hmac(key, part);
+      return hmac(key, stringToSign);
+    }
+
+    private static byte[] hmac(byte[] key, String data) throws Exception {
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(new SecretKeySpec(key, "HmacSHA256"));
+      return mac.doFinal(data.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String hex(byte[] bytes) {
+      return HexFormat.of().formatHex(bytes);
+    }
+
+    /** 403 with DynamoDB's JSON error shape (the SDK names the error by `__type`), or plain text for a foreign Host. */
+    private static boolean refuse(Response response, Callback callback, String type, String message) {
       response.setStatus(403);
-      response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain");
-      response.write(true, ByteBuffer.wrap("Host not allowed\n".getBytes(StandardCharsets.UTF_8)), callback);
+      boolean plain = type.equals("text/plain");
+      response.getHeaders().put(HttpHeader.CONTENT_TYPE, plain ? "text/plain" : "application/x-amz-json-1.0");
+      String body = plain ? message : "{\"__type\":\"com.amazon.coral.service#" + type + "\",\"message\":\"" + message + "\"}";
+      response.write(true, ByteBuffer.wrap(body.getBytes(StandardCharsets.UTF_8)), callback);
       return true;
+    }
+  }
+
+  /** The request with its body, already read for the signature, handed to DynamoDB Local once more. */
+  static final class Replayed extends Request.Wrapper {
+    private final byte[] body;
+    private boolean read;
+
+    Replayed(Request request, byte[] body) {
+      super(request);
+      this.body = body;
+    }
+
+    @Override
+    public Content.Chunk read() {
+      if (read) return Content.Chunk.EOF;
+      read = true;
+      return Content.Chunk.from(ByteBuffer.wrap(body), true);
+    }
+
+    @Override
+    public void demand(Runnable demandCallback) {
+      demandCallback.run();
     }
   }
 }

@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -8,9 +8,30 @@ import { createServer } from 'node:net';
 import { delimiter, dirname, join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 
+/** The credentials a DynamoDB Local started here answers to: its caller signs every request with them (AWS SigV4). */
+export type DynamoDbCredentials = { readonly accessKeyId: string; readonly secretAccessKey: string };
+
+/** Fresh credentials for one start: 256 random bits of secret, never written anywhere others can read. */
+export const generateCredentials = (): DynamoDbCredentials => ({
+  accessKeyId: `LOCAL${randomBytes(10).toString('hex').toUpperCase()}`,
+  secretAccessKey: randomBytes(32).toString('base64url'),
+});
+
+/**
+ * The variables through which a process's own DynamoDB clients sign with `credentials`
+ * (createDocumentClient reads them for a local endpoint, as a Lambda function's SDK does): for the
+ * programs that start a DynamoDB Local and then call it (npm start's functions, the bench).
+ */
+export const credentialsEnvironment = (credentials: DynamoDbCredentials) => ({
+  AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+  AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+});
+
 export type DynamoDbLocal = {
   readonly endpoint: string;
   readonly port: number;
+  /** What it answers to; every other request gets 403 (LoopbackDynamoDbLocal.java). */
+  readonly credentials: DynamoDbCredentials;
   /** The Java process (fault tests pause it with SIGSTOP). */
   readonly pid: number | undefined;
   stop(): Promise<void>;
@@ -111,11 +132,11 @@ const compiledLauncher = async (release: string): Promise<string> => {
  * first request (class loading, JIT) can take seconds on a busy machine, and the service's 2 s
  * per-attempt deadline must not be what pays for it.
  */
-const firstAnswer = async (endpoint: string) => {
+const firstAnswer = async (endpoint: string, credentials: DynamoDbCredentials) => {
   const client = new DynamoDBClient({
     endpoint,
     region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    credentials,
     requestHandler: { requestTimeout: startBoundMs },
   });
   try {
@@ -133,18 +154,23 @@ const startBoundMs = 120_000;
  * waits for its readiness line. It has no bind-address option, so LoopbackDynamoDbLocal.java
  * starts it (docs/decisions.md, "DynamoDB Local listens on 127.0.0.1 only").
  * `dataDir` persists its data; without it everything lives in memory. `-sharedDb` makes every
- * credential and region see the same tables (the key tool and the server use different ones).
+ * credential and region see the same tables, so data kept in `dataDir` outlives the credentials of
+ * the start that wrote it. It answers only requests signed with `credentials` (fresh ones unless
+ * given: a restart on the same port keeps its callers' credentials).
  */
-export const startDynamoDbLocal = async (options: { dataDir?: string; port?: number } = {}): Promise<DynamoDbLocal> => {
+export const startDynamoDbLocal = async (
+  options: { dataDir?: string; port?: number; credentials?: DynamoDbCredentials } = {},
+): Promise<DynamoDbLocal> => {
   checkJava();
   const release = dynamoDbLocalJar();
   const classes = await compiledLauncher(release);
+  const credentials = options.credentials ?? generateCredentials();
   // A port found free is free only until Java binds it, seconds later: any process's outgoing
   // connection may take it meanwhile (DynamoDB Local accepts no port 0). Then another free one.
   for (let attempt = 1; ; attempt++) {
     const port = await freePort(attempt === 1 ? (options.port ?? 0) : 0);
     try {
-      return await launch(release, classes, port, options.dataDir);
+      return await launch(release, classes, port, options.dataDir, credentials);
     } catch (error) {
       if (!(error instanceof PortTakenError) || attempt === maxBindAttempts) throw error;
     }
@@ -157,11 +183,19 @@ const maxBindAttempts = 5;
 /** DynamoDB Local exited because its port was taken between freePort() and its bind. */
 class PortTakenError extends Error {}
 
-const launch = async (release: string, classes: string, port: number, dataDir: string | undefined): Promise<DynamoDbLocal> => {
-  // Detached: in a process group of its own, so Ctrl-C reaches only the service, which drains its
-  // requests (they still need the database) before it stops DynamoDB Local itself.
-  // Through a shell only to set umask 077 first (exec keeps the pid): the files DynamoDB Local
-  // writes in dataDir are its owner's alone, whatever the developer's umask.
+/** The environment Java gets: this process's, without any AWS credentials (DynamoDB Local's own come on its standard input). */
+const javaEnvironment = (): NodeJS.ProcessEnv =>
+  Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN)$/.test(name)));
+
+/**
+ * The launcher's Java process, given its credentials. Detached: in a process group of its own, so
+ * Ctrl-C reaches only the service, which drains its requests (they still need the database) before
+ * it stops DynamoDB Local itself. Through a shell only to set umask 077 first (exec keeps the pid):
+ * the files DynamoDB Local writes in dataDir are its owner's alone, whatever the developer's umask.
+ * The credentials go over its standard input: a command line is anyone's to read (`ps`), and an
+ * environment is its owner's (/proc/<pid>/environ) but inherited by whatever it starts.
+ */
+const spawnLauncher = (release: string, classes: string, port: number, dataDir: string | undefined, credentials: DynamoDbCredentials) => {
   const child = spawn(
     'sh',
     [
@@ -174,8 +208,21 @@ const launch = async (release: string, classes: string, port: number, dataDir: s
       'LoopbackDynamoDbLocal',
       ...dynamoDbLocalOptions(port, dataDir),
     ],
-    { cwd: release, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    { cwd: release, stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: javaEnvironment() },
   );
+  child.stdin.on('error', () => undefined); // a Java that exits at once closes its end first
+  child.stdin.end(`${credentials.accessKeyId}\n${credentials.secretAccessKey}\n`);
+  return child;
+};
+
+const launch = async (
+  release: string,
+  classes: string,
+  port: number,
+  dataDir: string | undefined,
+  credentials: DynamoDbCredentials,
+): Promise<DynamoDbLocal> => {
+  const child = spawnLauncher(release, classes, port, dataDir, credentials);
   // Whatever way this process ends, the database does not outlive it.
   const stopOnExit = () => child.kill('SIGTERM');
   process.on('exit', stopOnExit);
@@ -211,12 +258,12 @@ const launch = async (release: string, classes: string, port: number, dataDir: s
     }
     if (outcome === 'hung')
       throw new Error(`DynamoDB Local did not start on ${endpoint} within ${startBoundMs / 1000} s:\n${output.trim()}`);
-    await firstAnswer(endpoint);
+    await firstAnswer(endpoint, credentials);
   } catch (error) {
     await stop();
     throw error;
   } finally {
     clearTimeout(timer);
   }
-  return { endpoint, port, pid: child.pid, stop };
+  return { endpoint, port, credentials, pid: child.pid, stop };
 };

@@ -32,12 +32,13 @@ export const sendError = (
   requestId: string,
   code: ErrorCode,
   headers: Record<string, string> = errorHeaders(code),
+  message?: string,
 ) => {
   if (res.headersSent) {
     abort(res);
     return;
   }
-  const record = errorRecord(code);
+  const record = errorRecord(code, message);
   // A body this gateway did not read is not waited for: the connection ends with the answer.
   if (bodyPending(res.req)) closeAfterAnswer(res);
   res.writeHead(record.status, {

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type ErrorCode, errorHeaders, errorRecord } from '../../shared/errors.ts';
+import { type ConnectionShares, connectionShares } from './gateway-shares.ts';
 
 const maxRequestHeadBytes = 10_240;
 
@@ -56,40 +57,6 @@ const answerClientError = (error: Error & { code?: string; rawPacket?: Buffer; b
 };
 
 /**
- * The connection cap, fair to honest clients: a connection beyond `maxConnections` closes the
- * one whose request head has been incomplete the longest (an idle keep-alive connection waits for
- * its next head too), not the newcomer; only when every other connection has a request under way
- * is the newcomer closed. A client holding partial heads thus loses its oldest socket to each new
- * one, and the header timeout ends the rest.
- */
-const capConnections = (server: Server, maxConnections: number) => {
-  /** Each open connection, and since when it has waited for a whole request head (undefined: a request is under way). */
-  const heads = new Map<Socket, number | undefined>();
-  server.on('connection', (socket: Socket) => {
-    heads.set(socket, performance.now());
-    socket.once('close', () => heads.delete(socket));
-    if (heads.size <= maxConnections) return;
-    let oldest: Socket = socket;
-    let since = Number.POSITIVE_INFINITY;
-    for (const [candidate, waitingSince] of heads) {
-      if (waitingSince !== undefined && waitingSince < since && candidate !== socket) [oldest, since] = [candidate, waitingSince];
-    }
-    heads.delete(oldest);
-    oldest.destroy();
-  });
-  return {
-    /** A whole head arrived: the connection has a request under way until its answer is sent. */
-    requestStarted: (req: IncomingMessage, res: ServerResponse) => {
-      const socket = req.socket;
-      if (heads.has(socket)) heads.set(socket, undefined);
-      res.once('finish', () => {
-        if (heads.has(socket)) heads.set(socket, performance.now());
-      });
-    },
-  };
-};
-
-/**
  * What one client may hold of the local gateway (docs/operating.md#reliability; docs/decisions.md, "Client bounds of the local gateway").
  * API Gateway documents none of these for REST APIs; its documented bounds (10240 bytes of request
  * line and headers, 10 MB of body, 29 s of integration) set their scale: a request must be whole
@@ -106,10 +73,20 @@ export type ClientBounds = {
   /** A keep-alive connection with no request under way is closed after this long. */
   readonly idleTimeoutMs: number;
   /**
-   * Connections open at once; one more closes the connection whose request head has been
-   * incomplete the longest (below), or the newcomer when every other has a request under way.
+   * Connections open at once; one more closes a connection waiting for a head of the address
+   * holding the most, else a request of an address holding more than the newcomer's, else the
+   * newcomer (./gateway-shares.ts).
    */
   readonly maxConnections: number;
+  /** Requests of one key under way at once; one more is answered 429 at once (./gateway-shares.ts). */
+  readonly maxRequestsPerKey: number;
+  /**
+   * A body must arrive at this rate or faster once `bodyGraceMs` have passed (Apache's
+   * mod_reqtimeout model): by then it must have `(elapsed - grace) × rate` bytes; a slower one is
+   * answered 400 and its connection ended, long before the request timeout.
+   */
+  readonly minBodyBytesPerSecond: number;
+  readonly bodyGraceMs: number;
 };
 
 export const clientBounds: ClientBounds = {
@@ -117,10 +94,16 @@ export const clientBounds: ClientBounds = {
   requestTimeoutMs: 30_000,
   idleTimeoutMs: 5_000,
   maxConnections: 256,
+  maxRequestsPerKey: 64,
+  minBodyBytesPerSecond: 1_000,
+  bodyGraceMs: 2_000,
 };
 
-/** The HTTP server in front of the gateway (./gateway.ts), calling `onRequest` for each request it accepts. */
-export const createGatewayServer = (handleRequest: (req: IncomingMessage, res: ServerResponse) => void, bounds: ClientBounds): Server => {
+/** The HTTP server in front of the gateway (./gateway.ts), calling `onRequest` for each request it accepts, and the shares of its connections. */
+export const createGatewayServer = (
+  handleRequest: (req: IncomingMessage, res: ServerResponse) => void,
+  bounds: ClientBounds,
+): { server: Server; shares: ConnectionShares } => {
   const server = createServer({
     // API Gateway's quota on the request line and headers together (10240 bytes).
     maxHeaderSize: maxRequestHeadBytes,
@@ -132,9 +115,9 @@ export const createGatewayServer = (handleRequest: (req: IncomingMessage, res: S
     // How often Node checks the two timeouts above (default 30 s, which would triple a short one).
     connectionsCheckingInterval: Math.min(1_000, bounds.headersTimeoutMs),
   });
-  const cap = capConnections(server, bounds.maxConnections);
+  const shares = connectionShares(server, bounds);
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    cap.requestStarted(req, res);
+    shares.requestStarted(req, res);
     handleRequest(req, res);
   };
   server.on('request', onRequest);
@@ -145,5 +128,5 @@ export const createGatewayServer = (handleRequest: (req: IncomingMessage, res: S
   // What Node's HTTP parser refuses before a request exists, and CONNECT, get Error records too.
   server.on('clientError', answerClientError);
   server.on('connect', (_req: IncomingMessage, socket: Socket) => socket.end(rawErrorResponse('route_not_found')));
-  return server;
+  return { server, shares };
 };

@@ -13,12 +13,14 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
-import type { ErrorCode, GatewayResponseType } from '../../shared/errors.ts';
+import { type ErrorCode, errorHeaders, type GatewayResponseType } from '../../shared/errors.ts';
 import { basePath, type Route } from '../../shared/routes.ts';
 import { type AuthorizerCache, createAuthorizerCache, policyAllows } from './authorizer-cache.ts';
-import { declaredBodyBytes, maxBodyBytes, readBody, requestUrl } from './gateway-requests.ts';
+import { declaredBodyBytes, maxBodyBytes, readBody, type RequestTarget, requestTarget } from './gateway-requests.ts';
+import { hostAllowed } from './gateway-hosts.ts';
 import { GatewayResponseStream, sendError, sendGatewayResponse, writeProxyResult } from './gateway-responses.ts';
 import { type ClientBounds, clientBounds, createGatewayServer } from './gateway-server.ts';
+import type { ConnectionShares } from './gateway-shares.ts';
 import {
   type Authorizer,
   type BufferedHandler,
@@ -27,7 +29,7 @@ import {
   isStreamingHandler,
   type LambdaHandler,
 } from './lambda-runtime.ts';
-import { localApi, matchRoute, proxyEvent, type RouteMatch } from './proxy-event.ts';
+import { eventPath, localApi, matchRoute, proxyEvent, type RouteMatch, routingPath } from './proxy-event.ts';
 import type { RateLimiter } from './rate-limits.ts';
 
 export type { Authorizer, LambdaHandler } from './lambda-runtime.ts';
@@ -61,6 +63,8 @@ export type GatewayOptions = {
   readonly documents?: Readonly<Record<string, () => string>>;
   /** Tests shorten these; `npm start` runs with `clientBounds`. */
   readonly clientBounds?: Partial<ClientBounds>;
+  /** Host names answered besides 127.0.0.1, localhost and [::1] on the gateway's port (`ALLOWED_HOSTS`; ./gateway-hosts.ts). */
+  readonly allowedHosts?: readonly string[];
 };
 
 /** How long `npm start` lets requests in flight finish once told to stop (docs/operating.md#reliability). */
@@ -88,6 +92,11 @@ type GatewayState = {
   /** Requests under way, whether or not their client is still connected (Lambda would finish them too). */
   readonly inFlight: Set<Promise<void>>;
   draining: boolean;
+  /** The port the gateway listens on, once it does: the loopback names are answered with it only. */
+  port: number;
+  readonly bounds: ClientBounds;
+  /** Each key's and each address's share of the connections (./gateway-shares.ts), once the server exists. */
+  shares?: ConnectionShares;
 };
 
 export const startGateway = async (options: GatewayOptions): Promise<Gateway> => {
@@ -98,11 +107,15 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     running: new Map(),
     inFlight: new Set(),
     draining: false,
+    port: 0,
+    bounds: { ...clientBounds, ...options.clientBounds },
   };
-  const server = createGatewayServer((req, res) => track(gateway, server, req, res), { ...clientBounds, ...options.clientBounds });
+  const { server, shares } = createGatewayServer((req, res) => track(gateway, server, req, res), gateway.bounds);
+  gateway.shares = shares;
   server.listen(options.port, options.host ?? '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
+  gateway.port = port;
   return {
     url: `http://${options.host ?? '127.0.0.1'}:${port}${basePath}`,
     port,
@@ -151,14 +164,14 @@ const close = async (gateway: GatewayState, server: Server, drainMs: number) => 
  */
 const handle = async (gateway: GatewayState, req: IncomingMessage, res: ServerResponse) => {
   const requestId = randomUUID();
-  const url = requestUrl(req);
-  // RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400.
-  if (url === undefined || (req.httpVersion === '1.1' && req.headers.host === undefined)) return sendError(res, requestId, 'bad_request');
+  const target = requestTarget(req);
+  const refusal = hostRefusal(gateway, req, target);
+  if (refusal !== undefined) return sendError(res, requestId, refusal);
   const method = req.method ?? 'GET';
-  if (serveDocument(gateway, url, method, res, requestId)) return;
+  if (serveDocument(gateway, target, method, res, requestId)) return;
 
   // Unknown path or method: API Gateway's 403 "Missing Authentication Token", rewritten to 404.
-  const match = matchRoute(gateway.options.routes, method, url.pathname);
+  const match = matchRoute(gateway.options.routes, method, target.path);
   if (match === undefined) return sendError(res, requestId, 'route_not_found');
   if (declaredBodyBytes(req) > maxBodyBytes) return sendError(res, requestId, 'bad_request');
 
@@ -169,20 +182,39 @@ const handle = async (gateway: GatewayState, req: IncomingMessage, res: ServerRe
   if (authorization === undefined || !authorizationHeaderPattern.test(authorization)) return sendError(res, requestId, 'unauthorized');
   const auth = await authorize(gateway, authorization, methodArn(gateway, method, match.route));
   if (typeof auth === 'string') return sendError(res, requestId, auth);
-  const refusal = limitRefusal(gateway, auth, match.route);
-  if (refusal !== undefined) return sendGatewayResponse(res, requestId, refusal);
+  const overLimit = limitRefusal(gateway, auth, match.route);
+  if (overLimit !== undefined) return sendGatewayResponse(res, requestId, overLimit);
+  // One key holds at most its share of the connections with requests under way: one more is
+  // refused as a throttle, before its body is waited for.
+  if (!gateway.shares!.admitKey(res, auth.principalId)) return sendGatewayResponse(res, requestId, 'THROTTLED');
   if (/^100-continue$/i.test(req.headers.expect ?? '')) res.writeContinue();
-  const body = await readBody(req);
-  if (body === undefined) return sendError(res, requestId, 'bad_request');
+  const read = await readBody(req, { graceMs: gateway.bounds.bodyGraceMs, minBytesPerSecond: gateway.bounds.minBodyBytesPerSecond });
+  if ('gone' in read) return;
+  if ('refused' in read) return sendError(res, requestId, 'bad_request', errorHeaders('bad_request'), read.refused);
 
-  await invokeRoute(gateway, match.route, eventOf(gateway, req, url, match, requestId, body, auth), res, requestId);
+  await invokeRoute(gateway, match.route, eventOf(gateway, req, target, match, requestId, read.body, auth), res, requestId);
+};
+
+/**
+ * Why a request is refused for its host, before anything else is read: RFC 9112 §3.2 answers 400
+ * to an HTTP/1.1 request without Host and to any request with more than one; a host the gateway
+ * does not answer for gets 421 (./gateway-hosts.ts). An absolute-form target's authority stands
+ * for Host (RFC 9112 §3.2.2).
+ */
+const hostRefusal = (gateway: GatewayState, req: IncomingMessage, target: RequestTarget): ErrorCode | undefined => {
+  const hosts = req.rawHeaders.filter((name, i) => i % 2 === 0 && name.toLowerCase() === 'host').length;
+  if (hosts > 1 || (req.httpVersion === '1.1' && hosts === 0)) return 'bad_request';
+  const host = target.authority ?? req.headers.host;
+  if (host === undefined) return undefined;
+  return hostAllowed(host, { port: gateway.port, allowed: gateway.options.allowedHosts ?? [] }) ? undefined : 'misdirected_request';
 };
 
 /** A GET of one of the extra documents (served without a key); false when the request is none. */
-const serveDocument = (gateway: GatewayState, url: URL, method: string, res: ServerResponse, requestId: string) => {
+const serveDocument = (gateway: GatewayState, target: RequestTarget, method: string, res: ServerResponse, requestId: string) => {
   const { documents = {} } = gateway.options;
+  const path = routingPath(target.path);
   // Own properties only: a client's path must not reach Object.prototype.
-  const document = Object.hasOwn(documents, url.pathname) ? documents[url.pathname] : undefined;
+  const document = Object.hasOwn(documents, path) ? documents[path] : undefined;
   if (document === undefined || method !== 'GET') return false;
   res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache', 'X-Request-Id': requestId });
   res.end(document());
@@ -229,7 +261,7 @@ const limitRefusal = (gateway: GatewayState, auth: APIGatewayAuthorizerResult, r
 const eventOf = (
   gateway: GatewayState,
   req: IncomingMessage,
-  url: URL,
+  target: RequestTarget,
   match: RouteMatch,
   requestId: string,
   body: string | null,
@@ -242,9 +274,9 @@ const eventOf = (
     stage: gateway.stage,
     requestId,
     match,
-    path: url.pathname,
+    path: eventPath(target.path),
     headers,
-    query: [...url.searchParams],
+    query: [...target.query],
     body,
     auth,
     sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
@@ -263,23 +295,15 @@ const invokeRoute = async (gateway: GatewayState, route: Route, event: APIGatewa
   const running = gateway.running.get(fn) ?? 0;
   if (fn.reservedConcurrency !== undefined && running >= fn.reservedConcurrency)
     return sendGatewayResponse(res, requestId, 'INTEGRATION_FAILURE');
+  // The slot is held until the invocation ends, as Lambda holds a unit of reserved concurrency
+  // until the function returns: a client that leaves (or has its whole answer) frees nothing while
+  // its function still runs, e.g. gives a list's lease back. A client that starts its next list at
+  // once may therefore be refused, locally as deployed (docs/operating.md#reliability).
   gateway.running.set(fn, running + 1);
-  // The slot is free once the answer is complete (its function has nothing left to do but return),
-  // its client is gone (a write to a closed stream never completes: middy's end() of an Error
-  // record would wait for the function's timeout) or the invocation has ended, whichever comes
-  // first: a client's next request never races it.
-  let released = false;
-  const release = () => {
-    if (released) return;
-    released = true;
-    gateway.running.set(fn, gateway.running.get(fn)! - 1);
-  };
-  res.once('finish', release);
-  res.once('close', release);
   try {
     await invokeFunction(fn, route, event, res);
   } finally {
-    release();
+    gateway.running.set(fn, gateway.running.get(fn)! - 1);
   }
 };
 

@@ -6,8 +6,10 @@
  * process; the shipped-bundle tests run each bundle on it in a process of its own
  * (test/lib/lambda-runtime.ts).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { InvokeStoreBase } from '@aws/lambda-invoke-store';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 
 /** The mark the runtime looks for on a handler wrapped by `awslambda.streamifyResponse`. */
@@ -100,6 +102,73 @@ export const installLambdaStreamingGlobals = () => {
   };
 };
 
+type InvocationContext = Record<string | symbol, unknown>;
+
+/**
+ * Lambda's per-invocation store (npm `@aws/lambda-invoke-store`, which the runtime interface client
+ * fills at the start of each invocation) for invocations that share one process: a context of its
+ * own for each, through AsyncLocalStorage, as the runtime keeps it on Lambda Managed Instances.
+ */
+class ConcurrentInvokeStore extends InvokeStoreBase {
+  private readonly contexts = new AsyncLocalStorage<InvocationContext>();
+  getContext() {
+    return this.contexts.getStore();
+  }
+  hasContext() {
+    return this.contexts.getStore() !== undefined;
+  }
+  get<T = unknown>(key: string | symbol): T | undefined {
+    return this.contexts.getStore()?.[key] as T | undefined;
+  }
+  set<T = unknown>(key: string | symbol, value: T) {
+    if (this.isProtectedKey(key)) throw new Error(`Cannot modify protected Lambda context field: ${String(key)}`);
+    const context = this.contexts.getStore();
+    if (context === undefined) throw new Error('No invocation context');
+    context[key] = value;
+  }
+  run<T>(context: InvocationContext, fn: () => T): T {
+    return this.contexts.run(context, fn);
+  }
+}
+
+const lambdaGlobal = () => {
+  const global = globalThis as unknown as { awslambda?: { InvokeStore?: InvokeStoreBase } };
+  global.awslambda ??= {};
+  return global.awslambda;
+};
+
+/**
+ * Runs the invocations of this process each in a context of its own, as Lambda's Node.js runtime
+ * does where one execution environment serves several at once (Managed Instances): the runtime
+ * sets AWS_LAMBDA_MAX_CONCURRENCY and backs its InvokeStore with AsyncLocalStorage, and Powertools
+ * (its Logger's keys, log level and Lambda context; shared/dynamo-calls.ts's record too) then keeps
+ * its state per invocation instead of per process. The local gateway runs many invocations in its
+ * process; without this, one request's log lines carried another's request id and function name.
+ * Call it before any invocation; an InvokeStore the SDK made meanwhile (one context for the whole
+ * process) is replaced.
+ */
+export const runInvocationsConcurrently = (maxConcurrency: number) => {
+  installInvokeStore();
+  process.env.AWS_LAMBDA_MAX_CONCURRENCY = String(maxConcurrency);
+};
+
+/**
+ * The InvokeStore alone, without declaring concurrency: for a process that may have inherited
+ * AWS_LAMBDA_MAX_CONCURRENCY, where Powertools' Logger and Metrics refuse to be constructed
+ * without a store (npm start, before any shared module loads: ./service-name.ts).
+ */
+export const installInvokeStore = () => {
+  const lambda = lambdaGlobal();
+  if (!(lambda.InvokeStore instanceof ConcurrentInvokeStore)) lambda.InvokeStore = new ConcurrentInvokeStore();
+};
+
+/** An invocation run in its own InvokeStore context where invocations share the process (runInvocationsConcurrently), else as it is. */
+const inInvocationContext = <Result>(requestId: string, invoke: () => Promise<Result>): Promise<Result> => {
+  const store = lambdaGlobal().InvokeStore;
+  if (!(store instanceof ConcurrentInvokeStore)) return invoke();
+  return store.run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: requestId }, invoke);
+};
+
 /** One function as the stand-in runs it: the settings Lambda gives it (from infra/function-settings.ts or the template). */
 export type FunctionIdentity = {
   readonly name: string;
@@ -161,7 +230,7 @@ export const invokeWithTimeout = async <Result>(
     timer = setTimeout(() => reject(new TaskTimedOut(`Task timed out after ${fn.timeoutSeconds.toFixed(2)} seconds`)), timeoutMs);
   });
   try {
-    return await Promise.race([call(context), timedOut]);
+    return await inInvocationContext(context.awsRequestId, () => Promise.race([call(context), timedOut]));
   } finally {
     clearTimeout(timer);
   }

@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createDocumentClient } from '../../shared/dynamo.ts';
+import { createDocumentClient, type LocalCredentials } from '../../shared/dynamo.ts';
 import { routes as defaultRoutes, type Route } from '../../shared/routes.ts';
 import { type FunctionName, functionEnvironment, functionSettings } from '../function-settings.ts';
 import type { FunctionSettings } from '../operations.ts';
 import { type FunctionStage, listSlotProblems, localStage } from '../stage-config.ts';
 import { type Gateway, startGateway } from './gateway.ts';
-import { type Authorizer, installLambdaStreamingGlobals, type LambdaHandler } from './lambda-runtime.ts';
+import { credentialsEnvironment } from './dynamodb-local.ts';
+import { clientBounds } from './gateway-server.ts';
+import { type Authorizer, installLambdaStreamingGlobals, type LambdaHandler, runInvocationsConcurrently } from './lambda-runtime.ts';
 import { createRateLimiter, type LocalLimits } from './rate-limits.ts';
 import { ensureTable, listLeasesTableKey } from './tables.ts';
 
@@ -17,6 +19,12 @@ let instances = 0;
 export type LocalApiOptions = {
   readonly port: number;
   readonly dynamoDbEndpoint: string;
+  /**
+   * What that DynamoDB answers to (the credentials of the DynamoDB Local it is); the functions get
+   * them as Lambda gives a function its credentials, in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+   * Default: those already in the environment (else `local`).
+   */
+  readonly dynamoDbCredentials?: LocalCredentials;
   readonly ordersTable: string;
   readonly apiKeysTable: string;
   /** The list's leases (created here when missing, as the stack creates it on AWS). */
@@ -31,6 +39,8 @@ export type LocalApiOptions = {
   readonly documents?: Readonly<Record<string, () => string>>;
   /** Per-key limits by tier (default: the local stage's tiers, production's plus `unlimited`). */
   readonly limits?: LocalLimits;
+  /** Host names answered besides the gateway's own (`ALLOWED_HOSTS`). */
+  readonly allowedHosts?: readonly string[];
 };
 
 /** Settings a developer may override for the local run: how much the functions log and whether they print metrics. */
@@ -55,10 +65,14 @@ export const startLocalApi = async (options: LocalApiOptions): Promise<Gateway> 
   // Every function's environment, as the stack sets it. The handlers share this process, so
   // they share one environment: the functions' variables must agree where they overlap.
   const tables = { orders: options.ordersTable, apiKeys: options.apiKeysTable, listLeases: options.listLeasesTable };
-  const client = createDocumentClient({ endpoint: options.dynamoDbEndpoint });
+  const credentials = options.dynamoDbCredentials;
+  const client = createDocumentClient({ endpoint: options.dynamoDbEndpoint, credentials });
   await ensureTable(client, options.listLeasesTable, listLeasesTableKey).finally(() => client.destroy());
   const names = ['authorizer', ...routes.map((route) => route.operation)];
-  const environment: Record<string, string> = { DYNAMODB_ENDPOINT: options.dynamoDbEndpoint };
+  const environment: Record<string, string> = {
+    DYNAMODB_ENDPOINT: options.dynamoDbEndpoint,
+    ...(credentials === undefined ? {} : credentialsEnvironment(credentials)),
+  };
   for (const name of names.filter((name) => name in functionSettings)) {
     for (const [key, value] of Object.entries(functionEnvironment(name as FunctionName, stage, tables))) {
       if (environment[key] !== undefined && environment[key] !== value) throw new Error(`functions disagree on ${key}`);
@@ -68,12 +82,16 @@ export const startLocalApi = async (options: LocalApiOptions): Promise<Gateway> 
   // No Secrets Manager here: the v2 list's cursor key is made for this run (its cursors end with it), unless one is set.
   environment.CURSOR_SECRETS = process.env.CURSOR_SECRETS ?? JSON.stringify({ current: randomBytes(32).toString('base64url') });
   for (const key of developerOverrides) if (process.env[key] !== undefined) delete environment[key];
+  // Set in this process after it started: /proc/<pid>/environ still shows only what it began with.
   Object.assign(process.env, environment, options.environment);
 
   // A fresh module instance per local API (as each Lambda has its own), loaded up front like a
   // Lambda's init phase, so each instance keeps the configuration it was started with.
   const instance = ++instances;
   installLambdaStreamingGlobals(); // before the streaming handler module is evaluated
+  // The gateway runs many invocations in this process: each gets its own context (its log keys,
+  // its request id, its DynamoDB calls), as on Lambda, where each environment serves one at a time.
+  runInvocationsConcurrently(clientBounds.maxConnections);
   const load = async <Handler>(name: string) => {
     const settings = settingsOf(name);
     const module = await import(`${pathToFileURL(resolve(repoRoot, settings.handlerFile)).href}?instance=${instance}`);
@@ -96,5 +114,6 @@ export const startLocalApi = async (options: LocalApiOptions): Promise<Gateway> 
     authorizerCacheTtlSeconds: stage.authorizerCacheTtlSeconds,
     rateLimiter: createRateLimiter(options.limits ?? localStage),
     ...(options.documents === undefined ? {} : { documents: options.documents }),
+    ...(options.allowedHosts === undefined ? {} : { allowedHosts: options.allowedHosts }),
   });
 };

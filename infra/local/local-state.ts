@@ -3,7 +3,7 @@
  * `npm start` writes it once it listens and removes it when it stops; `npm run keys` reads it
  * when no flag or variable names a target, so it finds the stack however it was started.
  */
-import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { tableName } from '../../shared/config.ts';
@@ -17,6 +17,8 @@ export const localStateSchema = z.object({
   dynamoDbEndpoint: z.url(),
   ordersTable: tableName,
   apiKeysTable: tableName,
+  /** The credentials the DynamoDB Local this start runs answers to (none when DYNAMODB_ENDPOINT named another). */
+  dynamoDbCredentials: z.object({ accessKeyId: z.string().min(1), secretAccessKey: z.string().min(1) }).optional(),
   authorizerCacheTtlSeconds: z.number().int().min(0),
   startedAt: z.string(),
 });
@@ -26,9 +28,18 @@ export type LocalState = z.infer<typeof localStateSchema>;
 export const localStateFile = (env: NodeJS.ProcessEnv = process.env): string =>
   env.LOCAL_STATE_FILE ? callerPath(env.LOCAL_STATE_FILE, env) : resolve(repoRoot, '.local/npm-start.json');
 
+/**
+ * Writes the state where only its owner can read it (it may hold DynamoDB Local's credentials):
+ * a folder it creates is 0700, and the file is written 0600 under a name of its own (`wx` refuses
+ * one that exists, a symbolic link included), then renamed over the old one, whatever that one's mode was.
+ */
 export const writeLocalState = (state: LocalState, file: string = localStateFile()): void => {
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(state, null, 2)}\n`);
+  const dir = dirname(file);
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const written = `${file}.${process.pid}.tmp`;
+  rmSync(written, { force: true });
+  writeFileSync(written, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  renameSync(written, file);
 };
 
 /** Removes the file if it still describes this process (a later `npm start` may have replaced it). */

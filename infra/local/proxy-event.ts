@@ -47,10 +47,28 @@ const safeDecode = (text: string) => {
 export type RouteMatch = { readonly route: Route; readonly pathParameters: Record<string, string> };
 
 /**
- * The route a method and URL path (`/v1/store/orders/7`) reach, with its path parameters; undefined
- * for API Gateway's 403 "Missing Authentication Token" (an unknown path or method).
+ * The path a request has once the slashes between the stage and it are merged (`//v1/…` is
+ * `/v1/…`), as API Gateway reports it in the event's `path`; a trailing slash stays.
  */
-export const matchRoute = (routes: readonly Route[], method: string, urlPath: string): RouteMatch | undefined => {
+export const eventPath = (path: string): string => path.replace(/^\/+/, '/');
+
+/**
+ * The path API Gateway matches against its resources: the event's path with a trailing slash
+ * ignored. Nothing else is normalised: `.`, `..` and `%2e%2e` are segments like any other, and an
+ * empty segment (`/store//orders`) matches no resource (docs/decisions.md, "Paths are matched as
+ * API Gateway matches them").
+ */
+export const routingPath = (path: string): string => {
+  const merged = eventPath(path);
+  return merged.length > 1 ? merged.replace(/\/+$/, '') : merged;
+};
+
+/**
+ * The route a method and request path (`/v1/store/orders/7`, as sent) reach, with its path
+ * parameters; undefined for API Gateway's 403 "Missing Authentication Token" (an unknown path or method).
+ */
+export const matchRoute = (routes: readonly Route[], method: string, requestPath: string): RouteMatch | undefined => {
+  const urlPath = routingPath(requestPath);
   let match: RouteMatch | undefined;
   for (const route of routes) {
     const prefix = resourcePath(route).slice(0, -route.path.length);

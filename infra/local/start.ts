@@ -12,7 +12,8 @@ import { functionEnvSchema, integerSetting, tableName } from '../../shared/confi
 import { createDocumentClient, type DocumentClient, type TableRef } from '../../shared/dynamo.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { type LocalTierName, localStage } from '../stage-config.ts';
-import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
+import { type DynamoDbCredentials, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
+import { allowedHostPattern } from './gateway-hosts.ts';
 import { drainMs, type Gateway } from './gateway.ts';
 import { startLocalApi } from './local-api.ts';
 import { localStateFile, removeLocalState, writeLocalState } from './local-state.ts';
@@ -46,6 +47,17 @@ export const localEnvSchema = z.object({
   LIST_LEASES_TABLE: z._default(tableName, localStage.listLeasesTableName),
   // Read by local-state.ts; listed here so the environment contract is in one place.
   LOCAL_STATE_FILE: z.string().min(1).optional(),
+  // Host names the gateway answers for besides its own (a proxy's or a tunnel's): comma-separated, `.name` for subdomains too.
+  ALLOWED_HOSTS: z
+    .string()
+    .transform((text) =>
+      text
+        .split(',')
+        .map((entry) => entry.trim().toLowerCase())
+        .filter((entry) => entry !== ''),
+    )
+    .pipe(z.array(z.string().regex(allowedHostPattern, 'must be host names separated by commas (e.g. orders.test,.tunnel.example)')))
+    .default([]),
   // API Gateway's own bounds for an authorizer's result TTL.
   AUTHORIZER_CACHE_TTL_SECONDS: z._default(integerSetting(0, 3600), localStage.authorizerCacheTtlSeconds),
   // The list function's settings (the local stage's segments unless set); checked here so a
@@ -169,7 +181,12 @@ const stoppableService = (): Service => {
 };
 
 /** The gateway in front of the real handlers on `endpoint`'s tables, recorded for `npm run keys`. */
-const startGateway = async (env: LocalEnv, endpoint: string, stateFile: string): Promise<Gateway> => {
+const startGateway = async (
+  env: LocalEnv,
+  endpoint: string,
+  credentials: DynamoDbCredentials | undefined,
+  stateFile: string,
+): Promise<Gateway> => {
   const ttl = env.AUTHORIZER_CACHE_TTL_SECONDS;
   console.log(
     ttl === 0
@@ -179,11 +196,13 @@ const startGateway = async (env: LocalEnv, endpoint: string, stateFile: string):
   const gateway = await startLocalApi({
     port: env.PORT,
     dynamoDbEndpoint: endpoint,
+    ...(credentials === undefined ? {} : { dynamoDbCredentials: credentials }),
     ordersTable: env.ORDERS_TABLE,
     apiKeysTable: env.API_KEYS_TABLE,
     listLeasesTable: env.LIST_LEASES_TABLE,
     // The local stage's function settings, with what the developer chose for this run.
     stage: { ...localStage, authorizerCacheTtlSeconds: ttl, scanSegments: env.SCAN_SEGMENTS, listStallSeconds: env.LIST_STALL_SECONDS },
+    allowedHosts: env.ALLOWED_HOSTS,
     documents: { '/v1/openapi.json': (await import('../openapi/document.ts')).servedOpenApiJson },
   });
   // For `npm run keys` (and other local tools): which DynamoDB and tables this run uses.
@@ -194,6 +213,7 @@ const startGateway = async (env: LocalEnv, endpoint: string, stateFile: string):
       dynamoDbEndpoint: endpoint,
       ordersTable: env.ORDERS_TABLE,
       apiKeysTable: env.API_KEYS_TABLE,
+      ...(credentials === undefined ? {} : { dynamoDbCredentials: credentials }),
       authorizerCacheTtlSeconds: ttl,
       startedAt: new Date().toISOString(),
     },
@@ -214,9 +234,11 @@ const main = async () => {
     const endpoint = service.dynamoDb?.endpoint ?? env.DYNAMODB_ENDPOINT!;
     if (service.dynamoDb === undefined && env.DATA_DIR !== undefined)
       console.log(`DATA_DIR is ignored: the DynamoDB at ${endpoint} keeps its own data`);
-    await prepareTables(createDocumentClient({ endpoint }), env, seed);
+    // The DynamoDB Local started here answers only its own credentials; one named by DYNAMODB_ENDPOINT is signed as the environment says.
+    const credentials = service.dynamoDb?.credentials;
+    await prepareTables(createDocumentClient({ endpoint, credentials }), env, seed);
     await port.release();
-    service.gateway = await startGateway(env, endpoint, service.stateFile);
+    service.gateway = await startGateway(env, endpoint, credentials, service.stateFile);
     console.log(`Store Orders API listening on ${service.gateway.url}`);
   } catch (error) {
     // Taken between the check above and now: the same message as the check's.

@@ -72,6 +72,8 @@ type Target = {
   hint: string;
   /** The running npm start this target was read from, if any. */
   running?: LocalState;
+  /** What the target's DynamoDB Local answers to: the running npm start's, when the endpoint is its DynamoDB Local. */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
 };
 
 type TargetOptions = { stage?: string | undefined; table?: string | undefined; endpoint?: string | undefined; region?: string | undefined };
@@ -88,6 +90,8 @@ export const resolveTarget = (values: TargetOptions, env: NodeJS.ProcessEnv = pr
     (v) => v !== undefined && v !== '',
   );
   const running = named ? undefined : readLocalState(localStateFile(env));
+  // Its DynamoDB Local answers only its own credentials, also when the endpoint is named.
+  const started = running ?? readLocalState(localStateFile(env));
   const table = values.table ?? deployed?.apiKeysTableName ?? (env.API_KEYS_TABLE || running?.apiKeysTable) ?? localStage.apiKeysTableName;
   const parsedTable = tableName.safeParse(table);
   if (!parsedTable.success) throw new UsageError(`table name "${table}" ${parsedTable.error.issues[0]?.message}`);
@@ -117,6 +121,9 @@ export const resolveTarget = (values: TargetOptions, env: NodeJS.ProcessEnv = pr
     label: deployed !== undefined ? deployed.stage : running !== undefined ? `the running npm start, ${endpoint}` : `local, ${endpoint}`,
     hint,
     ...(running === undefined ? {} : { running }),
+    ...(started?.dynamoDbCredentials !== undefined && started.dynamoDbEndpoint === endpoint
+      ? { credentials: started.dynamoDbCredentials }
+      : {}),
   };
 };
 
@@ -160,7 +167,10 @@ export const run = async (
   }
   const target = resolveTarget(values, env);
   note(`keys: table ${target.tableName} (${target.label})`);
-  const table = { client: createDocumentClient({ endpoint: target.endpoint, region: target.region }), tableName: target.tableName };
+  const table = {
+    client: createDocumentClient({ endpoint: target.endpoint, region: target.region, credentials: target.credentials }),
+    tableName: target.tableName,
+  };
   const apiGateway =
     target.stage === undefined ? undefined : new APIGatewayClient(target.region === undefined ? {} : { region: target.region });
   const sides: KeySides = {

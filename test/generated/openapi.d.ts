@@ -515,7 +515,7 @@ export interface operations {
                 status?: "pending" | "shipped" | "cancelled";
                 /** @description Only orders whose shipDate is at or after this instant (RFC 3339 date-time). */
                 shipDateFrom?: string;
-                /** @description Only orders whose shipDate is before this instant (RFC 3339 date-time). */
+                /** @description Only orders whose shipDate is before this instant (RFC 3339 date-time); later than `shipDateFrom` when both are sent. */
                 shipDateTo?: string;
                 /** @description A split read: which part (1-based) of `parts` this read is. Send `part` and `parts` both, or neither. */
                 part?: number;

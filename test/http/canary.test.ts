@@ -71,8 +71,9 @@ describe("the Synthetics canary's script against npm start", () => {
             ORDERS_TABLE: tables.ORDERS_TABLE,
             SERVICE_NAME: 'store-orders-local',
             AWS_REGION: 'us-east-1',
-            AWS_ACCESS_KEY_ID: 'local',
-            AWS_SECRET_ACCESS_KEY: 'local',
+            // What the run's DynamoDB Local answers to (its probe orders are written there); the fake AWS takes any.
+            AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID,
+            AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY,
             ...fake.endpoints,
             AWS_ENDPOINT_URL_DYNAMODB: dynamoDbEndpoint(),
           },

@@ -68,13 +68,19 @@ let slowList: Awaited<ReturnType<typeof startTestApi>>;
 
 beforeAll(async () => {
   dynamoDb = await startDynamoDbLocal();
+  // This file's own DynamoDB Local answers only its own credentials: every client here signs with them.
+  vi.stubEnv('AWS_ACCESS_KEY_ID', dynamoDb.credentials.accessKeyId);
+  vi.stubEnv('AWS_SECRET_ACCESS_KEY', dynamoDb.credentials.secretAccessKey);
   api = await startTestApi(pending, { dynamoDbEndpoint: dynamoDb.endpoint });
   vi.stubEnv('SCAN_PAGE_SIZE', '1');
   const many = Array.from({ length: 500 }, (_, i) => order(String(i + 1), 'pending', { petId: String(i) }));
   slowList = await startTestApi(many, { dynamoDbEndpoint: dynamoDb.endpoint, stage: { ...localStage, scanSegments: 1 } });
   vi.unstubAllEnvs();
+  vi.stubEnv('AWS_ACCESS_KEY_ID', dynamoDb.credentials.accessKeyId);
+  vi.stubEnv('AWS_SECRET_ACCESS_KEY', dynamoDb.credentials.secretAccessKey);
 });
 afterAll(async () => {
+  vi.unstubAllEnvs();
   resume();
   await api?.close();
   await slowList?.close();
@@ -216,7 +222,8 @@ describe('while DynamoDB is down (process killed), and after it is back', () => 
     expectUnavailable(await request(api.url, 'GET', '/store/orders', api.auth));
     expect((await request(api.url, 'GET', '/store/orders', { Authorization: `Bearer ${key}` })).status).toBe(500);
 
-    dynamoDb = await startDynamoDbLocal({ port });
+    // Restarted on its port with the same credentials, as its callers still hold them.
+    dynamoDb = await startDynamoDbLocal({ port, credentials: dynamoDb.credentials });
     expect(dynamoDb.port).toBe(port);
     // What a data folder would have kept: the tables, the orders, the keys.
     await ensureTable(api.client, api.orders.tableName, ordersTableKey);

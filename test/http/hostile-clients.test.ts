@@ -40,8 +40,9 @@ const receivedUntil = async (client: Awaited<ReturnType<typeof open>>, predicate
   }
 };
 
-const head = (method: string, target: string, headers: Record<string, string | number>) =>
-  `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers)
+/** A request head addressed to the gateway on `port` (the port is part of the Host it answers for). */
+const head = (port: number, method: string, target: string, headers: Record<string, string | number>) =>
+  `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('')}\r\n`;
 
@@ -66,7 +67,9 @@ describe('the local gateway against clients that send bodies without a key', () 
 
   it('answers a request without a key 401 at once, without 100 Continue, and ends the connection instead of waiting for its body', async () => {
     const client = await open(gateway.port);
-    client.socket.write(head('DELETE', '/v1/store/orders/1', { 'Content-Length': 10 * 1024 * 1024 - 1, Expect: '100-continue' }));
+    client.socket.write(
+      head(client.socket.remotePort!, 'DELETE', '/v1/store/orders/1', { 'Content-Length': 10 * 1024 * 1024 - 1, Expect: '100-continue' }),
+    );
     await client.closed;
     expect(client.received()).toMatch(/^HTTP\/1\.1 401 /);
     expect(client.received()).toContain('"code":"unauthorized"');
@@ -77,7 +80,10 @@ describe('the local gateway against clients that send bodies without a key', () 
     const calls = authorizerCalls;
     const client = await open(gateway.port);
     client.socket.write(
-      head('DELETE', '/v1/store/orders/1', { 'Content-Length': 9 * 1024 * 1024, Authorization: 'Bearer wrong-key-0123456789' }),
+      head(client.socket.remotePort!, 'DELETE', '/v1/store/orders/1', {
+        'Content-Length': 9 * 1024 * 1024,
+        Authorization: 'Bearer wrong-key-0123456789',
+      }),
     );
     client.socket.write(Buffer.alloc(64 * 1024), () => undefined); // then it stalls
     await client.closed;
@@ -89,7 +95,11 @@ describe('the local gateway against clients that send bodies without a key', () 
   it('sends 100 Continue for an accepted key, then reads the body and answers', async () => {
     const client = await open(gateway.port);
     client.socket.write(
-      head('DELETE', '/v1/store/orders/1', { 'Content-Length': 4, Expect: '100-continue', Authorization: `Bearer ${key}` }),
+      head(client.socket.remotePort!, 'DELETE', '/v1/store/orders/1', {
+        'Content-Length': 4,
+        Expect: '100-continue',
+        Authorization: `Bearer ${key}`,
+      }),
     );
     await receivedUntil(client, (text) => text.includes('100 Continue\r\n\r\n'));
     client.socket.write('body');
@@ -101,7 +111,16 @@ describe('the local gateway against clients that send bodies without a key', () 
 
 describe('the local gateway bounds what a client holds', () => {
   // The bounds shortened, so that each is seen to act within a test; npm start runs with clientBounds.
-  const bounds: ClientBounds = { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000, idleTimeoutMs: 1_000, maxConnections: 4 };
+  // No key share and a body rate any drip keeps: these tests are about the timeouts and the cap (test/http/fair-connections.test.ts has the rest).
+  const bounds: ClientBounds = {
+    headersTimeoutMs: 1_000,
+    requestTimeoutMs: 2_000,
+    idleTimeoutMs: 1_000,
+    maxConnections: 4,
+    maxRequestsPerKey: 4,
+    minBodyBytesPerSecond: 1,
+    bodyGraceMs: 1_000,
+  };
   let gateway: Gateway;
   beforeAll(async () => {
     gateway = await startGateway({
@@ -117,13 +136,15 @@ describe('the local gateway bounds what a client holds', () => {
 
   it('closes a connection whose headers never end (header timeout)', async () => {
     const client = await open(gateway.port);
-    client.socket.write('GET /v1/test/plain HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    client.socket.write(`GET /v1/test/plain HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\n`);
     await client.closed;
   });
 
   it('closes an upload dripping a byte at a time with an accepted key (request timeout)', async () => {
     const client = await open(gateway.port);
-    client.socket.write(head('GET', '/v1/test/plain', { 'Content-Length': 1000, Authorization: `Bearer ${key}` }));
+    client.socket.write(
+      head(client.socket.remotePort!, 'GET', '/v1/test/plain', { 'Content-Length': 1000, Authorization: `Bearer ${key}` }),
+    );
     const drip = setInterval(() => client.socket.write('x'), 200);
     try {
       await client.closed;
@@ -135,7 +156,7 @@ describe('the local gateway bounds what a client holds', () => {
 
   it('closes a keep-alive connection left idle after its answer (idle timeout)', async () => {
     const client = await open(gateway.port);
-    client.socket.write(head('GET', '/v1/test/plain', { Authorization: `Bearer ${key}` }));
+    client.socket.write(head(client.socket.remotePort!, 'GET', '/v1/test/plain', { Authorization: `Bearer ${key}` }));
     await client.closed;
     expect(client.received()).toMatch(/^HTTP\/1\.1 200 /);
     expect(client.received()).toContain('Keep-Alive: timeout=1');
@@ -151,7 +172,7 @@ describe('the local gateway bounds what a client holds', () => {
       await sleep(20);
     }
     const honest = await open(gateway.port);
-    honest.socket.write(head('GET', '/v1/test/plain', { Authorization: `Bearer ${key}`, Connection: 'close' }));
+    honest.socket.write(head(honest.socket.remotePort!, 'GET', '/v1/test/plain', { Authorization: `Bearer ${key}`, Connection: 'close' }));
     await honest.closed;
     expect(honest.received()).toMatch(/^HTTP\/1\.1 200 /);
     // The oldest partial head made room; the others are still open (until their header timeout).
@@ -175,7 +196,9 @@ describe('the local gateway bounds what a client holds', () => {
     try {
       for (let i = 0; i < 5; i++) {
         const honest = await open(gateway.port);
-        honest.socket.write(head('GET', '/v1/test/plain', { Authorization: `Bearer ${key}`, Connection: 'close' }));
+        honest.socket.write(
+          head(honest.socket.remotePort!, 'GET', '/v1/test/plain', { Authorization: `Bearer ${key}`, Connection: 'close' }),
+        );
         await honest.closed;
         expect(honest.received()).toMatch(/^HTTP\/1\.1 200 /);
       }
@@ -188,7 +211,10 @@ describe('the local gateway bounds what a client holds', () => {
   it('closes the newcomer when every connection has a request under way', async () => {
     // Requests whose body never comes: under way (their heads are whole) until the request timeout.
     const busy = await Promise.all(Array.from({ length: bounds.maxConnections }, () => open(gateway.port)));
-    for (const client of busy) client.socket.write(head('GET', '/v1/test/plain', { Authorization: `Bearer ${key}`, 'Content-Length': 10 }));
+    for (const client of busy)
+      client.socket.write(
+        head(client.socket.remotePort!, 'GET', '/v1/test/plain', { Authorization: `Bearer ${key}`, 'Content-Length': 10 }),
+      );
     await sleep(200);
     const refused = await open(gateway.port);
     await refused.closed;
@@ -222,7 +248,8 @@ describe('npm start against many clients sending large bodies without a key', ()
     const pid = service.child.pid!;
     // The baseline after the same refusals without bodies, so that it counts what the bodies add.
     const warmUp = await Promise.all(Array.from({ length: 40 }, () => open(port)));
-    for (const client of warmUp) client.socket.write(head('DELETE', '/v1/store/orders/1', { Connection: 'close' }));
+    for (const client of warmUp)
+      client.socket.write(head(client.socket.remotePort!, 'DELETE', '/v1/store/orders/1', { Connection: 'close' }));
     await allClosed(warmUp);
     const baseline = residentMb(pid);
     const megabyte = Buffer.alloc(1024 * 1024, 'x');
@@ -230,7 +257,7 @@ describe('npm start against many clients sending large bodies without a key', ()
     const clients = await Promise.all(
       Array.from({ length: 40 }, async () => {
         const client = await open(port);
-        client.socket.write(head('DELETE', '/v1/store/orders/1', { 'Content-Length': 10 * 1024 * 1024 }));
+        client.socket.write(head(client.socket.remotePort!, 'DELETE', '/v1/store/orders/1', { 'Content-Length': 10 * 1024 * 1024 }));
         for (let i = 0; i < 9 && !client.socket.destroyed; i++) client.socket.write(megabyte, () => undefined);
         return client;
       }),
@@ -246,7 +273,8 @@ describe('npm start against many clients sending large bodies without a key', ()
   it('answers uploads dripping a byte at a time without a key 401 and ends them, instead of keeping them open', async () => {
     const port = Number(new URL(service.url!).port);
     const clients = await Promise.all(Array.from({ length: 100 }, () => open(port)));
-    for (const client of clients) client.socket.write(head('DELETE', '/v1/store/orders/1', { 'Content-Length': 1000 }));
+    for (const client of clients)
+      client.socket.write(head(client.socket.remotePort!, 'DELETE', '/v1/store/orders/1', { 'Content-Length': 1000 }));
     const drip = setInterval(() => {
       for (const client of clients) if (!client.socket.destroyed) client.socket.write('x', () => undefined);
     }, 500);

@@ -52,7 +52,7 @@ const request = (method: string, target: string, headers: readonly (readonly [st
     Buffer.from(`${method} `, 'latin1'),
     Buffer.from(target, 'utf8'),
     Buffer.from(
-      ` HTTP/1.1\r\nHost: 127.0.0.1\r\n${authorization === undefined ? '' : `Authorization: ${authorization}\r\n`}${headers
+      ` HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${authorization === undefined ? '' : `Authorization: ${authorization}\r\n`}${headers
         .map(([name, value]) => `${name}: ${value}\r\n`)
         .join('')}\r\n`,
       'latin1',

@@ -157,6 +157,7 @@ describe('GET /v2/store/orders', () => {
     ['?status=placed', 'status'],
     ['?shipDateFrom=yesterday', 'shipDateFrom'],
     ['?shipDateTo=2026-11-01', 'shipDateTo'],
+    ['?shipDateFrom=2026-12-02T00:00:00Z&shipDateTo=2026-12-01T00:00:00Z', 'shipDateTo'],
     ['?part=1', 'parts'],
     ['?parts=4', 'part'],
     ['?part=5&parts=4', 'part'],

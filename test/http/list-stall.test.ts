@@ -27,7 +27,7 @@ const pausedList = async (port: number): Promise<{ socket: Socket; first: Buffer
   // A cut list aborts the connection: a reset, which is how this client learns of the cut.
   socket.on('error', () => undefined);
   await once(socket, 'connect');
-  socket.write(`GET /v1/store/orders HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n\r\n`);
+  socket.write(`GET /v1/store/orders HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${key}\r\n\r\n`);
   const [first] = (await once(socket, 'data')) as [Buffer];
   socket.pause();
   return { socket, first };

@@ -32,7 +32,7 @@ const requestsWithKeys = (keys: { valid: string; revoked: string; unknown: strin
 ];
 
 const send = (port: number, r: ReturnType<typeof requestsWithKeys>[number]) =>
-  sendRaw(port, `${r.method} ${r.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${r.authorization}\r\n${r.extra ?? ''}\r\n`);
+  sendRaw(port, `${r.method} ${r.path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: ${r.authorization}\r\n${r.extra ?? ''}\r\n`);
 
 const expectNoKey = (output: string, keys: Record<string, string>) => {
   for (const [name, key] of Object.entries(keys)) expect(output.includes(key), `the ${name} key appears in the output`).toBe(false);

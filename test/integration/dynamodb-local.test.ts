@@ -1,6 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, inject, it } from 'vitest';
+import type { DynamoDbCredentials } from '../../infra/local/dynamodb-local.ts';
+import { ensureTable, ordersTableKey } from '../../infra/local/tables.ts';
+import { createDocumentClient } from '../../shared/dynamo.ts';
 import { dynamoDbEndpoint } from '../lib/local-api.ts';
 
 /** The address of a /proc/net/tcp{,6} entry: 32-bit words in host (little-endian) byte order. */
@@ -31,7 +37,7 @@ const listeningAddresses = (port: number): string[] =>
 
 const isLoopback = (address: string) => /^(::ffff:)?127\./.test(address) || address === '0:0:0:0:0:0:0:1';
 
-/** A raw request with the headers a browser would send: fetch() would not let a test set Origin freely. */
+/** A raw request with the headers a browser would send (fetch() would not let a test set Origin freely); unsigned. */
 const send = (method: string, headers: Record<string, string>, body = '') =>
   new Promise<{ status: number; headers: Record<string, unknown> }>((resolve, reject) => {
     const call = request(dynamoDbEndpoint(), { method, headers }, (response) => {
@@ -41,6 +47,48 @@ const send = (method: string, headers: Record<string, string>, body = '') =>
     call.on('error', reject);
     call.end(body);
   });
+
+/**
+ * ListTables signed (AWS SigV4) with `credentials`, its Host and Origin set before it is signed, as
+ * a page's browser or another client would send them; resolves with the status and the headers.
+ */
+const signedListTables = async ({
+  host,
+  origin,
+  credentials = inject('dynamoDbCredentials'),
+}: {
+  host?: string;
+  origin?: string;
+  credentials?: DynamoDbCredentials;
+}) => {
+  const client = new DynamoDBClient({ endpoint: dynamoDbEndpoint(), region: 'us-east-1', credentials, maxAttempts: 1 });
+  let headers: Record<string, string> = {};
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const sent = args.request as { headers: Record<string, string> };
+      if (host !== undefined) sent.headers.host = host;
+      if (origin !== undefined) sent.headers.origin = origin;
+      return next(args);
+    },
+    { step: 'build', name: 'testHostAndOrigin' },
+  );
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const result = await next(args);
+      headers = (result.response as { headers: Record<string, string> }).headers;
+      return result;
+    },
+    { step: 'deserialize', name: 'testResponseHeaders' },
+  );
+  try {
+    await client.send(new ListTablesCommand({}));
+    return { status: 200, headers };
+  } catch (error) {
+    return { status: (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0, headers, error };
+  } finally {
+    client.destroy();
+  }
+};
 
 const foreignOrigin = 'https://attacker.example';
 
@@ -58,34 +106,14 @@ describe('DynamoDB Local as the tests and npm start run it', () => {
       'Access-Control-Request-Headers': 'authorization,content-type,x-amz-date,x-amz-target',
     });
     expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
-    const listTables = await send(
-      'POST',
-      {
-        Origin: foreignOrigin,
-        'Content-Type': 'application/x-amz-json-1.0',
-        'X-Amz-Target': 'DynamoDB_20120810.ListTables',
-        Authorization: 'AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
-      },
-      '{}',
-    );
-    // The request is served (this machine's own tools may call it); a browser would not hand its answer to the page.
+    const listTables = await signedListTables({ origin: foreignOrigin });
+    // A request signed with its credentials is served (this machine's own tools call it); a browser would not hand its answer to the page.
     expect(listTables.status).toBe(200);
     expect(listTables.headers['access-control-allow-origin']).toBeUndefined();
   });
 
   it('refuses a request addressed to any other host name (DNS rebinding): only 127.0.0.1 and localhost on its port are served', async () => {
     const port = new URL(dynamoDbEndpoint()).port;
-    const putItem = (host: string) =>
-      send(
-        'POST',
-        {
-          Host: host,
-          'Content-Type': 'application/x-amz-json-1.0',
-          'X-Amz-Target': 'DynamoDB_20120810.ListTables',
-          Authorization: 'AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
-        },
-        '{}',
-      );
     for (const host of [
       `rebind.attacker.example:${port}`,
       'rebind.attacker.example',
@@ -93,7 +121,40 @@ describe('DynamoDB Local as the tests and npm start run it', () => {
       `127.0.0.1:${Number(port) + 1}`,
       `[::1]:${port}`,
     ])
-      expect((await putItem(host)).status, host).toBe(403);
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) expect((await putItem(host)).status, host).toBe(200);
+      expect((await signedListTables({ host })).status, host).toBe(403);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) expect((await signedListTables({ host })).status, host).toBe(200);
+  });
+
+  it('answers only requests signed with the credentials it was started with: anything else gets 403 before DynamoDB Local sees it', async () => {
+    const own = inject('dynamoDbCredentials');
+    const unsigned = await send(
+      'POST',
+      { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': 'DynamoDB_20120810.ListTables' },
+      '{}',
+    );
+    expect(unsigned.status).toBe(403);
+    // What every client used before (DynamoDB Local accepts any signature): a signature of the usual local credentials.
+    const guessed = await signedListTables({ credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    expect(guessed.status).toBe(403);
+    expect((guessed.error as Error).name).toBe('UnrecognizedClientException');
+    // Its access key id with another secret: the signature is recomputed, not only the id compared.
+    const forged = await signedListTables({ credentials: { accessKeyId: own.accessKeyId, secretAccessKey: 'guessed' } });
+    expect(forged.status).toBe(403);
+    expect((forged.error as Error).name).toBe('InvalidSignatureException');
+    expect((await signedListTables({})).status).toBe(200);
+  });
+
+  it('signs and verifies a body as large as DynamoDB takes (a 390 KB item) and replays it whole to DynamoDB Local', async () => {
+    const client = createDocumentClient({ endpoint: dynamoDbEndpoint() });
+    const tableName = `signed-${randomUUID().slice(0, 8)}`;
+    try {
+      await ensureTable(client, tableName, ordersTableKey);
+      const text = 'x'.repeat(390_000);
+      await client.send(new PutCommand({ TableName: tableName, Item: { id: 1n, text } }));
+      const item = (await client.send(new GetCommand({ TableName: tableName, Key: { id: 1n } }))).Item;
+      expect((item?.text as string).length).toBe(text.length);
+    } finally {
+      client.destroy();
+    }
   });
 });

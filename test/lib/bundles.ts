@@ -68,8 +68,9 @@ const prepare = (fn: DeployedFunction, invocations: Invocation[]) => {
     AWS_EXECUTION_ENV: `AWS_Lambda_${String(p.Runtime)}`,
     AWS_REGION: 'us-east-1',
     AWS_DEFAULT_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
+    // The function's credentials: those the run's DynamoDB Local answers to (test/worker-environment.ts).
+    AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
+    AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
     LAMBDA_TASK_ROOT: fn.codeDir,
     _HANDLER: String(p.Handler),
     TZ: ':UTC',

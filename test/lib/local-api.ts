@@ -34,7 +34,10 @@ export const createTestTables = async (orders: readonly Order[] = [], endpoint: 
 export const startTestApi = async (
   orders: readonly Order[],
   options: Partial<
-    Pick<LocalApiOptions, 'stage' | 'routes' | 'extraFunctions' | 'environment' | 'documents' | 'dynamoDbEndpoint' | 'limits'>
+    Pick<
+      LocalApiOptions,
+      'stage' | 'routes' | 'extraFunctions' | 'environment' | 'documents' | 'dynamoDbEndpoint' | 'limits' | 'allowedHosts'
+    >
   > = {},
 ) => {
   const endpoint = options.dynamoDbEndpoint ?? dynamoDbEndpoint();

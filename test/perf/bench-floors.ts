@@ -8,8 +8,13 @@ import { cancelOrder } from '../../shared/orders-repository.ts';
 
 import { settings, tables } from './bench-settings.ts';
 
+/** The plain SDK client, signing with the credentials the bench's DynamoDB Local answers to (in this process's environment, bench.ts). */
 export const rawClient = (endpoint: string) =>
-  new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'local' },
+  });
 
 const projection = ['id', 'petId', 'quantity', 'shipDate', 'complete', 'status'];
 

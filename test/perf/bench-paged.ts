@@ -281,7 +281,7 @@ const main = async () => {
   process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   process.env.AWS_REGION ??= 'us-east-1';
-  const { startDynamoDbLocal } = await import('../../infra/local/dynamodb-local.ts');
+  const { credentialsEnvironment, startDynamoDbLocal } = await import('../../infra/local/dynamodb-local.ts');
   const { createDocumentClient } = await import('../../shared/dynamo.ts');
   let dynamoDb: DynamoDbLocal | undefined;
   let gateway: Gateway | undefined;
@@ -289,12 +289,10 @@ const main = async () => {
   let raw: DynamoDBClient | undefined;
   try {
     dynamoDb = await startDynamoDbLocal();
+    // It answers only its own credentials: this program's clients, and the functions it runs, sign with them.
+    Object.assign(process.env, credentialsEnvironment(dynamoDb.credentials));
     client = createDocumentClient({ endpoint: dynamoDb.endpoint });
-    raw = new DynamoDBClient({
-      endpoint: dynamoDb.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    });
+    raw = new DynamoDBClient({ endpoint: dynamoDb.endpoint, region: 'us-east-1', credentials: dynamoDb.credentials });
     const served = await seedAndServe(dynamoDb, client);
     gateway = served.gateway;
     const api = { v1: gateway.url, v2: gateway.url.replace(/\/v1$/, '/v2'), auth: { Authorization: `Bearer ${served.key}` } };

@@ -16,7 +16,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, relative } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
+import { credentialsEnvironment, type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
 import type { Gateway } from '../../infra/local/gateway.ts';
 import { startLocalApi } from '../../infra/local/local-api.ts';
 import { putOrders } from '../../infra/local/seed.ts';
@@ -250,6 +250,8 @@ const main = async () => {
   try {
     step('start DynamoDB Local');
     dynamoDb = await startDynamoDbLocal();
+    // It answers only its own credentials: this program's clients, and the functions it runs, sign with them.
+    Object.assign(process.env, credentialsEnvironment(dynamoDb.credentials));
     documentClient = createDocumentClient({ endpoint: dynamoDb.endpoint });
     raw = rawClient(dynamoDb.endpoint);
     const orders = { client: documentClient, tableName: tables.orders };

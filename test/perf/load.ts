@@ -26,7 +26,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
+import { credentialsEnvironment, type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import { type Cancel204, reportOverload, runOverload, runRound, runRounds } from './load-runs.ts';
 import { memoryOf, type SeedOrder, type Service, seedOrders, startService } from './load-service.ts';
@@ -104,6 +104,17 @@ const countedTransitions = (output: string): number =>
 
 // ----------------------------------------------------------------------------------------
 
+/**
+ * DYNAMODB_ENDPOINT, or a DynamoDB Local of the run's own: it answers only its own credentials,
+ * which this program and the service (a child, inheriting them) sign with.
+ */
+const dynamoDbOfTheRun = async (): Promise<{ endpoint: string; dynamoDb?: DynamoDbLocal }> => {
+  if (process.env.DYNAMODB_ENDPOINT) return { endpoint: process.env.DYNAMODB_ENDPOINT };
+  const dynamoDb = await startDynamoDbLocal();
+  Object.assign(process.env, credentialsEnvironment(dynamoDb.credentials));
+  return { endpoint: dynamoDb.endpoint, dynamoDb };
+};
+
 const main = async () => {
   const dir = await mkdtemp(join(tmpdir(), 'store-orders-load-'));
   const orders = seedOrders(settings.orders);
@@ -115,8 +126,7 @@ const main = async () => {
   console.log(
     `Load: ${settings.rounds} round(s) of ${roundSeconds} s, ${listConnections} connection(s) listing and ${cancelConnections} cancelling, ${orders.length} orders`,
   );
-  let dynamoDb: DynamoDbLocal | undefined;
-  const dynamoDbEndpoint = process.env.DYNAMODB_ENDPOINT || (dynamoDb = await startDynamoDbLocal()).endpoint;
+  const { endpoint: dynamoDbEndpoint, dynamoDb } = await dynamoDbOfTheRun();
   const service = await startService(seedFile, dynamoDbEndpoint);
   const problems: string[] = [];
   const cancels204: Cancel204[] = [];

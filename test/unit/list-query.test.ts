@@ -30,6 +30,8 @@ describe('the v2 list query parameters', () => {
     [{ shipDateFrom: '2026-12-01T00:00:00' }, 'shipDateFrom'],
     [{ shipDateTo: '2026-02-30T00:00:00Z' }, 'shipDateTo'],
     [{ shipDateTo: '2026-12-01T24:00:00Z' }, 'shipDateTo'],
+    [{ shipDateFrom: '2026-12-02T00:00:00Z', shipDateTo: '2026-12-01T00:00:00Z' }, 'shipDateTo'],
+    [{ shipDateFrom: '2026-12-01T01:00:00+01:00', shipDateTo: '2026-12-01T00:00:00Z' }, 'shipDateTo'],
     [{ part: '1' }, 'parts'],
     [{ parts: '2' }, 'part'],
     [{ part: '0', parts: '2' }, 'part'],
