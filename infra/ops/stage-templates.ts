@@ -50,10 +50,9 @@ const synthesizeHere = async (): Promise<Map<string, CfnTemplate>> => {
   const { createApp } = await import('../cdk/app.ts');
   const outdir = mkdtempSync(join(tmpdir(), 'store-orders-preflight-'));
   try {
-    const app = createApp({ outdir, context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } }, undefined, {
-      controlTower: false,
-      checks: false,
-    });
+    // As `cdk synth` runs it: cdk.json's context, and the construct paths the CLI asks for (the checks name resources by them).
+    const context = { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], 'aws:cdk:enable-path-metadata': true };
+    const app = createApp({ outdir, context }, undefined, { controlTower: false, checks: false });
     app.synth();
     synthesized = assemblyTemplates(outdir);
     return synthesized;

@@ -6,12 +6,16 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
-import type { StageConfig } from '../stage-config.ts';
+import { type StageConfig, stages } from '../stage-config.ts';
 import { budgetStackName } from '../names.ts';
 import type { CheckResult } from './checks.ts';
 import { deployedResources, deployTemplates, stacksOfStage } from './stage-templates.ts';
 import { checkTables } from './table-checks.ts';
 import { checkPeopleTopics } from './topic-checks.ts';
+
+/** The addresses the stage configs subscribe: this stage's to its topic, every stage's to the budget topic. */
+const subscribedEmails = (config: StageConfig): Set<string> =>
+  new Set([config, ...Object.values(stages)].flatMap(({ alarms }) => (alarms.email === undefined ? [] : [alarms.email])));
 
 /**
  * The checks that compare the templates this deploy sends (`app`, a cloud assembly directory, or
@@ -41,6 +45,6 @@ export const templateChecks = async (
     throw new Error(`no template of ${config.stackName} in ${app ?? 'this checkout'}`);
   return {
     tables: await checkTables(clients.dynamoDb, config, stage.template, stage.deployed),
-    topics: await checkPeopleTopics(clients.sns, stacks),
+    topics: await checkPeopleTopics(clients.sns, subscribedEmails(config), stacks),
   };
 };

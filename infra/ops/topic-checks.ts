@@ -6,14 +6,8 @@
  * `notifies: nobody` (none today) is left out.
  */
 import { ListSubscriptionsByTopicCommand, type SNSClient } from '@aws-sdk/client-sns';
-import { stages } from '../stage-config.ts';
 import type { CheckResult } from './checks.ts';
 import { type CfnTemplate, type DeployedResource, resourceLabel } from './stage-templates.ts';
-
-/** The addresses the stage configs subscribe (alarms.email): one still pending fails its topic's check. */
-const configuredEmails = new Set(
-  Object.values(stages).flatMap((config) => (config.alarms.email === undefined ? [] : [config.alarms.email])),
-);
 
 const notifiesNobody = (properties: Record<string, unknown> | undefined) =>
   ((properties?.Tags ?? []) as { Key: string; Value: string }[]).some(({ Key, Value }) => Key === 'notifies' && Value === 'nobody');
@@ -24,11 +18,14 @@ export const peopleTopics = (template: CfnTemplate): { logicalId: string; label:
     .filter(([, resource]) => resource.Type === 'AWS::SNS::Topic' && !notifiesNobody(resource.Properties))
     .map(([logicalId, resource]) => ({ logicalId, label: resourceLabel(logicalId, resource) }));
 
-const topicResult = async (sns: SNSClient, check: string, label: string, topicArn: string): Promise<CheckResult> => {
+const topicResult = async (
+  sns: SNSClient,
+  { check, label, topicArn, emails }: { check: string; label: string; topicArn: string; emails: ReadonlySet<string> },
+): Promise<CheckResult> => {
   const { Subscriptions = [] } = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }));
   const confirmed = Subscriptions.filter((subscription) => subscription.SubscriptionArn?.startsWith('arn:'));
   const pending = Subscriptions.filter(
-    (subscription) => subscription.SubscriptionArn === 'PendingConfirmation' && configuredEmails.has(subscription.Endpoint ?? ''),
+    (subscription) => subscription.SubscriptionArn === 'PendingConfirmation' && emails.has(subscription.Endpoint ?? ''),
   ).map(({ Endpoint }) => Endpoint);
   if (pending.length > 0)
     return {
@@ -54,9 +51,12 @@ const topicResult = async (sns: SNSClient, check: string, label: string, topicAr
 /**
  * One result per topic that notifies people, in each stack of `stacks` (name → the template this
  * deploy sends, and the stack as CloudFormation holds it, undefined before its first deploy).
+ * `emails` are the addresses the stage configs subscribe (alarms.email): one still pending fails
+ * its topic's check even beside other subscribers.
  */
 export const checkPeopleTopics = async (
   sns: SNSClient,
+  emails: ReadonlySet<string>,
   stacks: readonly {
     readonly stackName: string;
     readonly template: CfnTemplate;
@@ -78,7 +78,7 @@ export const checkPeopleTopics = async (
         });
         continue;
       }
-      results.push(await topicResult(sns, check, label, topicArn));
+      results.push(await topicResult(sns, { check, label, topicArn, emails }));
     }
   }
   return results;
