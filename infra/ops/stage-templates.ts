@@ -71,6 +71,8 @@ export type DeployedResource = { readonly type: string; readonly physicalId: str
 const isMissingStack = (error: unknown) =>
   (error as { name?: string }).name === 'ValidationError' && /does not exist/.test(String((error as Error).message));
 
+const gone = new Set(['DELETE_COMPLETE', 'DELETE_SKIPPED']);
+
 /** The resources of a deployed stack by logical id, every page; undefined when the stack does not exist. */
 export const deployedResources = async (
   cloudFormation: CloudFormationClient,
@@ -82,7 +84,8 @@ export const deployedResources = async (
     do {
       const page = await cloudFormation.send(new ListStackResourcesCommand({ StackName: stackName, ...(NextToken ? { NextToken } : {}) }));
       for (const summary of page.StackResourceSummaries ?? [])
-        if (summary.LogicalResourceId !== undefined)
+        // A resource a rolled-back create deleted, or left behind (DELETE_SKIPPED), is the stack's no more.
+        if (summary.LogicalResourceId !== undefined && !gone.has(summary.ResourceStatus ?? ''))
           resources.set(summary.LogicalResourceId, { type: summary.ResourceType ?? '', physicalId: summary.PhysicalResourceId });
       NextToken = page.NextToken;
     } while (NextToken);

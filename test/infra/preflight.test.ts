@@ -488,6 +488,18 @@ describe('npm run preflight', () => {
       });
     });
 
+    it('after a first deploy that failed and rolled back (its tables DELETE_COMPLETE in the stack), lets the retry create them again', async () => {
+      cloudFormation.on(ListStackResourcesCommand, { StackName: config.stackName }).resolves({
+        StackResourceSummaries: productionResources.map((summary) => ({ ...summary, ResourceStatus: 'DELETE_COMPLETE' as const })),
+      });
+      dynamoDb.on(DescribeTableCommand).rejects(awsError('ResourceNotFoundException', 'Requested resource not found'));
+      for (const name of [config.ordersTableName, config.apiKeysTableName])
+        expect(await result(`table ${name}`)).toMatchObject({
+          ok: true,
+          message: expect.stringContaining('does not exist yet: this deploy creates it'),
+        });
+    });
+
     it('reads the templates of the assembly given (--app), which may be an older release’s', async () => {
       await expect(run({ app: tempDir('store-orders-no-assembly-') })).resolves.toContainEqual(
         expect.objectContaining({ check: 'tables and alarm delivery', ok: false, message: expect.stringContaining('manifest.json') }),
