@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import type * as cdk from 'aws-cdk-lib';
 
 type Resource = { Type: string; Properties?: Record<string, unknown>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
 type StageConfigLike = { stage: string; stackName: string; ordersStatusIndex: boolean; statusFilterChecks?: boolean };
@@ -26,7 +27,7 @@ if (values.root === undefined || values.commit === undefined) {
   process.exit(2);
 }
 const root = resolve(values.root);
-const { App } = createRequire(join(root, 'package.json'))('aws-cdk-lib') as typeof import('aws-cdk-lib');
+const { App } = createRequire(join(root, 'package.json'))('aws-cdk-lib') as typeof cdk;
 const { stages } = (await import(pathToFileURL(join(root, 'infra/stage-config.ts')).href)) as { stages: Record<string, StageConfigLike> };
 const { StoreOrdersStack } = (await import(pathToFileURL(join(root, 'infra/cdk/store-orders-stack.ts')).href)) as {
   StoreOrdersStack: new (scope: unknown, id: string, props: { config: StageConfigLike }) => object;
