@@ -265,7 +265,15 @@ const checkGuardAlarms = async (clients: PreflightClients, config: StageConfig):
 export const runPreflight = async (
   config: StageConfig,
   clients: PreflightClients,
-  options: { readonly region: string | undefined; readonly expected?: Expected; readonly qualifier?: string; readonly app?: string },
+  options: {
+    readonly region: string | undefined;
+    readonly expected?: Expected;
+    readonly qualifier?: string;
+    /** The cloud assembly the deploy sends (`--app`), else this checkout's templates. */
+    readonly app?: string;
+    /** This checkout's templates as `cdk deploy -c firstDeploy=true` builds them (`--first-deploy`). */
+    readonly firstDeploy?: boolean;
+  },
 ): Promise<CheckResult[]> => {
   const target = await checkTarget(clients, options.region, options.expected ?? {});
   if (!target.result.ok || target.account === undefined || options.region === undefined) return [target.result];
@@ -278,7 +286,7 @@ export const runPreflight = async (
     }
   };
   // A template that cannot be read fails one check; the account's own checks still run.
-  const { tables, topics } = await templateChecks(clients, config, options.app).catch((error: unknown) => ({
+  const { tables, topics } = await templateChecks(clients, config, options).catch((error: unknown) => ({
     tables: [failedRead('tables and alarm delivery', error)],
     topics: [],
   }));
@@ -304,18 +312,20 @@ export const report = (stage: string, results: readonly CheckResult[]): string =
       : `${results.filter(({ ok }) => !ok).length} check(s) failed: fix them before cdk deploy.`,
   ].join('\n');
 
-const usage = `Usage: npm run preflight -- --stage <${Object.keys(stages).join('|')}> [--app <cloud assembly dir>] [--expect-account <id>] [--expect-region <region>]
+const usage = `Usage: npm run preflight -- --stage <${Object.keys(stages).join('|')}> [--app <cloud assembly dir> | --first-deploy] [--expect-account <id>] [--expect-region <region>]
 
 Read-only checks of the account and region the AWS credentials and region in use point at
 (AWS_PROFILE, AWS_REGION, ...), which is where cdk deploy would put the stage. The templates the
 deploy would send are those of --app (the cdk.out it deploys: the pipeline's, or an older
-release's), else this checkout's, synthesized in memory.`;
+release's), else this checkout's, synthesized in memory (with --first-deploy, as the stack's create
+cdk deploy -c firstDeploy=true builds them).`;
 
 const main = async () => {
   const { values } = parseArgs({
     options: {
       stage: { type: 'string' },
       app: { type: 'string' },
+      'first-deploy': { type: 'boolean' },
       'expect-account': { type: 'string' },
       'expect-region': { type: 'string' },
       help: { type: 'boolean' },
@@ -345,6 +355,7 @@ const main = async () => {
   const results = await runPreflight(config, clients, {
     region,
     app: values.app,
+    firstDeploy: values['first-deploy'] ?? false,
     expected: { account: values['expect-account'], region: values['expect-region'] },
   });
   console.log(report(config.stage, results));

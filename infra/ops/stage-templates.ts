@@ -42,28 +42,36 @@ export const assemblyTemplates = (dir: string): Map<string, CfnTemplate> => {
   return templates;
 };
 
-let synthesized: Map<string, CfnTemplate> | undefined;
+const synthesized = new Map<string, Map<string, CfnTemplate>>();
 
-/** The app synthesized in memory from this checkout, once per process (the CDK loads here, not with the preflight). */
-const synthesizeHere = async (): Promise<Map<string, CfnTemplate>> => {
-  if (synthesized !== undefined) return synthesized;
+/**
+ * The app synthesized in memory from this checkout, once per process and context (the CDK loads
+ * here, not with the preflight). `context` is what `cdk deploy -c` would add (`firstDeploy`).
+ */
+const synthesizeHere = async (context: Record<string, string>): Promise<Map<string, CfnTemplate>> => {
+  const key = JSON.stringify(context);
+  const known = synthesized.get(key);
+  if (known !== undefined) return known;
   const { createApp } = await import('../cdk/app.ts');
   const outdir = mkdtempSync(join(tmpdir(), 'store-orders-preflight-'));
   try {
     // As `cdk synth` runs it: cdk.json's context, and the construct paths the CLI asks for (the checks name resources by them).
-    const context = { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], 'aws:cdk:enable-path-metadata': true };
-    const app = createApp({ outdir, context }, undefined, { controlTower: false, checks: false });
-    app.synth();
-    synthesized = assemblyTemplates(outdir);
-    return synthesized;
+    const appContext = { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], 'aws:cdk:enable-path-metadata': true, ...context };
+    createApp({ outdir, context: appContext }, undefined, { controlTower: false, checks: false }).synth();
+    const templates = assemblyTemplates(outdir);
+    synthesized.set(key, templates);
+    return templates;
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
 };
 
-/** The templates a deploy would send: those of `app` (a cloud assembly directory) when given, else this checkout's. */
-export const deployTemplates = async (app?: string): Promise<Map<string, CfnTemplate>> =>
-  app === undefined ? synthesizeHere() : assemblyTemplates(app);
+/**
+ * The templates a deploy would send: those of `app` (a cloud assembly directory) when given, else
+ * this checkout's, with the context the deploy adds (`-c firstDeploy=true` for a stack's create).
+ */
+export const deployTemplates = async (app?: string, context: Record<string, string> = {}): Promise<Map<string, CfnTemplate>> =>
+  app === undefined ? synthesizeHere(context) : assemblyTemplates(app);
 
 /** A resource of a deployed stack: its type and its physical id (a table's name, a topic's ARN). */
 export type DeployedResource = { readonly type: string; readonly physicalId: string | undefined };

@@ -121,6 +121,28 @@ const outsideTheStack = (config: Pick<StageConfig, 'stage' | 'stackName'>, table
   };
 };
 
+/**
+ * A table this deploy creates. In the stack's create it must be unprotected: DynamoDB refuses to
+ * delete a protected table, so a create that failed could not roll it back, and every retry would
+ * meet its name (`-c firstDeploy=true` makes it so; the next deploy protects it).
+ */
+const createdHere = (config: Pick<StageConfig, 'stage' | 'stackName'>, tableName: string, resource: CfnResource, stackCreate: boolean) => {
+  const check = `table ${tableName}`;
+  if (!stackCreate) return { check, ok: true, message: `${tableName} does not exist yet: this deploy creates it` };
+  if (resource.Properties?.DeletionProtectionEnabled === true)
+    return {
+      check,
+      ok: false,
+      message: `${tableName} does not exist yet, and this template creates it with deletion protection on in the stack's create: should the create fail, its rollback could not delete the table, and every retry would meet its name`,
+      fix: `create the stack with npx cdk deploy ${config.stackName} -c firstDeploy=true (check that build: npm run preflight -- --stage ${config.stage} --first-deploy); the next deploy protects the tables`,
+    };
+  return {
+    check,
+    ok: true,
+    message: `${tableName} does not exist yet: the stack's create makes it, unprotected until the next deploy where the stage protects its tables`,
+  };
+};
+
 /** One table the stack holds: a deploy must not drop its indexes nor change its key. */
 const inTheStack = (tableName: string, declared: TableShape, live: TableShape) => {
   const removed = removedIndexes(declared, live);
@@ -168,11 +190,7 @@ export const checkTables = async (
             message: `${config.stackName} holds ${tableName}, but DynamoDB has no such table: it was deleted outside CloudFormation, and a deploy would not bring it back`,
             fix: 'restore it from its point-in-time recovery or a backup under the same name (docs/runbook.md#recover-orders-data) before any deploy',
           };
-        return {
-          check,
-          ok: true,
-          message: `${tableName} does not exist yet: this deploy creates it${deployed === undefined ? ` (the stage's first deploy: npx cdk deploy ${config.stackName} -c firstDeploy=true, so that a failed create is rolled back whole)` : ''}`,
-        };
+        return createdHere(config, tableName, resource, deployed === undefined || deployed.size === 0);
       }
       const declared = declaredShape(resource);
       const live = liveShape(table);

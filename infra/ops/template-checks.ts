@@ -25,9 +25,9 @@ const subscribedEmails = (config: StageConfig): Set<string> =>
 export const templateChecks = async (
   clients: { readonly cloudFormation: CloudFormationClient; readonly dynamoDb: DynamoDBClient; readonly sns: SNSClient },
   config: StageConfig,
-  app: string | undefined,
+  { app, firstDeploy = false }: { readonly app?: string; readonly firstDeploy?: boolean },
 ): Promise<{ tables: CheckResult[]; topics: CheckResult[] }> => {
-  const templates = await deployTemplates(app);
+  const templates = await deployTemplates(app, firstDeploy ? { firstDeploy: 'true' } : {});
   const stacks = await Promise.all(
     stacksOfStage(config).map(async (stackName) => ({
       stackName,

@@ -488,16 +488,21 @@ describe('npm run preflight', () => {
       });
     });
 
-    it('after a first deploy that failed and rolled back (its tables DELETE_COMPLETE in the stack), lets the retry create them again', async () => {
+    it('after a first deploy that failed and rolled back (its tables DELETE_COMPLETE in the stack), lets the retry create them again, as firstDeploy builds them', async () => {
       cloudFormation.on(ListStackResourcesCommand, { StackName: config.stackName }).resolves({
         StackResourceSummaries: productionResources.map((summary) => ({ ...summary, ResourceStatus: 'DELETE_COMPLETE' as const })),
       });
       dynamoDb.on(DescribeTableCommand).rejects(awsError('ResourceNotFoundException', 'Requested resource not found'));
       for (const name of [config.ordersTableName, config.apiKeysTableName])
-        expect(await result(`table ${name}`)).toMatchObject({
+        expect(await result(`table ${name}`, { firstDeploy: true })).toMatchObject({
           ok: true,
-          message: expect.stringContaining('does not exist yet: this deploy creates it'),
+          message: expect.stringContaining("does not exist yet: the stack's create makes it, unprotected"),
         });
+      // Built as an ordinary deploy, production's create would protect its tables: a failed create could not remove them.
+      expect(await result(`table ${config.ordersTableName}`)).toMatchObject({
+        ok: false,
+        fix: expect.stringContaining(`npx cdk deploy ${config.stackName} -c firstDeploy=true`),
+      });
     });
 
     it('reads the templates of the assembly given (--app), which may be an older release’s', async () => {

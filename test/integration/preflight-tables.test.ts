@@ -43,9 +43,9 @@ const stageWithOwnTables = (ordersStatusIndex = false): StageConfig => {
   };
 };
 
-const templateOf = (config: StageConfig): CfnTemplate => {
+const templateOf = (config: StageConfig, { firstDeploy = false } = {}): CfnTemplate => {
   const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
-  return Template.fromStack(new StoreOrdersStack(app, config.stackName, { config })).toJSON() as CfnTemplate;
+  return Template.fromStack(new StoreOrdersStack(app, config.stackName, { config, firstDeploy })).toJSON() as CfnTemplate;
 };
 
 /** The stack as ListStackResources would describe it, holding the tables named. */
@@ -76,11 +76,23 @@ const resultFor = async (config: StageConfig, template: CfnTemplate, deployed: M
 };
 
 describe('the preflight table checks, against DynamoDB Local', () => {
-  it('passes a table that does not exist yet, saying the first deploy creates it unprotected', async () => {
+  it('passes the tables a stack create makes, as -c firstDeploy=true builds it: unprotected, so a failed create can remove them', async () => {
+    const config = stageWithOwnTables();
+    const results = await checkTables(dynamoDb, config, templateOf(config, { firstDeploy: true }), undefined);
+    expect(results.every(({ ok }) => ok)).toBe(true);
+    expect(results[0]!.message).toContain("the stack's create makes it, unprotected");
+  });
+
+  it('refuses a stack create that would make protected tables (production built as an ordinary deploy), naming firstDeploy', async () => {
     const config = stageWithOwnTables();
     const results = await checkTables(dynamoDb, config, templateOf(config), undefined);
-    expect(results.every(({ ok }) => ok)).toBe(true);
-    expect(results[0]!.message).toContain('-c firstDeploy=true');
+    expect(results.map(({ ok }) => ok)).toEqual([false, false]);
+    expect(results[0]!.fix).toContain('-c firstDeploy=true');
+    // Once the stack exists (it holds an adopted table), the deploy that creates the other table protects it: that is no create.
+    const template = templateOf(config);
+    await createTable(config.ordersTableName);
+    const [, apiKeys] = await checkTables(dynamoDb, config, template, stackHolding(template, config.ordersTableName));
+    expect(apiKeys).toMatchObject({ ok: true, message: `${config.apiKeysTableName} does not exist yet: this deploy creates it` });
   });
 
   it('refuses a table outside the stack that matches what the stack declares, with the cdk import steps', async () => {
