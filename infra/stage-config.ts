@@ -169,7 +169,7 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
     };
     /**
      * What the stage is expected to cost a month, in USD (docs/deploying.md#what-it-costs): the
-     * account stack's AWS Budget is the sum over the stages.
+     * budget stack's AWS Budget is the sum over the stages.
      */
     readonly monthlyCostUsd: number;
   };
