@@ -1,12 +1,14 @@
 /**
- * `npm run import-mapping -- --stage <name> [--table <table name>]... [--app <cloud assembly dir>]`:
+ * `npm run import-mapping -- --stage <name> --out <file> [--table <table name>]... [--app <cloud assembly dir>]`:
  * the resource mapping `cdk import --resource-mapping <file>` reads, to adopt tables that already
- * exist into the stage's stack (docs/deploying.md#an-account-whose-tables-already-exist). Printed
- * on stdout as `{"<logical id>": {"TableName": "<name>"}}`, one entry per table asked for (by
+ * exist into the stage's stack (docs/deploying.md#an-account-whose-tables-already-exist). Written
+ * to `--out` (npm's own lines would spoil a redirected stdout), else printed, as
+ * `{"<logical id>": {"TableName": "<name>"}}`, one entry per table asked for (by
  * default every fixed-name table of the stage): the logical ids the stack gives its tables, and the
  * identifier CloudFormation imports a table by. Run `npm run preflight` first: it says which tables
  * exist outside the stack and whether each is what the stack declares; a mapping names only those.
  */
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type StageName, stages } from '../stage-config.ts';
 import { type CfnTemplate, deployTemplates } from './stage-templates.ts';
@@ -39,15 +41,21 @@ export const importMapping = (template: CfnTemplate, tableNames?: readonly strin
   return Object.fromEntries(chosen.map(({ logicalId, tableName }) => [logicalId, { [tableImportIdentifier]: tableName }]));
 };
 
-const usage = `Usage: npm run import-mapping -- --stage <${Object.keys(stages).join('|')}> [--table <table name>]... [--app <cloud assembly dir>]
+const usage = `Usage: npm run import-mapping -- --stage <${Object.keys(stages).join('|')}> --out <file> [--table <table name>]... [--app <cloud assembly dir>]
 
-Prints the resource mapping for npx cdk import <stack> --resource-mapping <file>: the stage's
-tables (or those named with --table) by the logical id the stack gives them. The templates are
-those of --app, else this checkout's.`;
+Writes to --out (else prints) the resource mapping for npx cdk import <stack> --resource-mapping
+<file>: the stage's tables (or those named with --table) by the logical id the stack gives them.
+The templates are those of --app, else this checkout's.`;
 
 const main = async () => {
   const { values } = parseArgs({
-    options: { stage: { type: 'string' }, table: { type: 'string', multiple: true }, app: { type: 'string' }, help: { type: 'boolean' } },
+    options: {
+      stage: { type: 'string' },
+      table: { type: 'string', multiple: true },
+      out: { type: 'string' },
+      app: { type: 'string' },
+      help: { type: 'boolean' },
+    },
   });
   if (values.help) return void console.log(usage);
   const config = stages[values.stage as StageName];
@@ -58,7 +66,9 @@ const main = async () => {
   }
   const template = (await deployTemplates(values.app)).get(config.stackName) ?? {};
   try {
-    console.log(JSON.stringify(importMapping(template, values.table), null, 2));
+    const mapping = `${JSON.stringify(importMapping(template, values.table), null, 2)}\n`;
+    if (values.out === undefined) process.stdout.write(mapping);
+    else writeFileSync(values.out, mapping);
   } catch (error) {
     console.error((error as Error).message);
     process.exitCode = 1;

@@ -103,7 +103,7 @@ const describeTable = async (dynamoDb: DynamoDBClient, name: string): Promise<Ta
 };
 
 const adoptFix = (config: Pick<StageConfig, 'stage' | 'stackName'>, tableName: string) =>
-  `adopt it into ${config.stackName} before any deploy (docs/deploying.md#an-account-whose-tables-already-exist): npm run import-mapping -- --stage ${config.stage} --table ${tableName} > import-${config.stage}.json && npx cdk import ${config.stackName} --resource-mapping import-${config.stage}.json; then deploy without -c firstDeploy`;
+  `adopt it into ${config.stackName} before any deploy (docs/deploying.md#an-account-whose-tables-already-exist): npm run import-mapping -- --stage ${config.stage} --table ${tableName} --out import-${config.stage}.json && npx cdk import ${config.stackName} --resource-mapping import-${config.stage}.json; then deploy without -c firstDeploy`;
 
 /** One table outside the stack: adoptable when it is what the stack declares, else not as it is. */
 const outsideTheStack = (config: Pick<StageConfig, 'stage' | 'stackName'>, tableName: string, declared: TableShape, live: TableShape) => {

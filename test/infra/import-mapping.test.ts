@@ -9,11 +9,13 @@
  * resource schema as cfn-lint ships it.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { adoptableDeletionPolicies, importMapping, tableImportIdentifier } from '../../infra/ops/import-mapping.ts';
 import type { CfnTemplate } from '../../infra/ops/stage-templates.ts';
 import { stages } from '../../infra/stage-config.ts';
-import { repoRoot, stageNames, sharedApp } from '../lib/cdk.ts';
+import { repoRoot, stageNames, sharedApp, tempDir } from '../lib/cdk.ts';
 
 const { app, outdir } = sharedApp();
 const assembly = app.synth();
@@ -64,13 +66,29 @@ describe.each(stageNames)('the %s import mapping', (stage) => {
 });
 
 describe('npm run import-mapping', () => {
-  it('prints the mapping of the tables asked for, as cdk import --resource-mapping reads it', () => {
-    const printed = execFileSync(
-      process.execPath,
-      ['infra/ops/import-mapping.ts', '--stage', 'production', '--table', stages.production.ordersTableName, '--app', outdir],
-      { cwd: repoRoot, encoding: 'utf8' },
+  it('writes the mapping of the tables asked for to --out, as cdk import --resource-mapping reads it (npm run adds nothing to the file)', () => {
+    const file = join(tempDir('store-orders-import-mapping-'), 'import-production.json');
+    execFileSync(
+      'npm',
+      [
+        'run',
+        'import-mapping',
+        '--',
+        '--stage',
+        'production',
+        '--table',
+        stages.production.ordersTableName,
+        '--app',
+        outdir,
+        '--out',
+        file,
+      ],
+      {
+        cwd: repoRoot,
+        encoding: 'utf8',
+      },
     );
-    expect(JSON.parse(printed)).toEqual(importMapping(templateOf('production'), [stages.production.ordersTableName]));
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(importMapping(templateOf('production'), [stages.production.ordersTableName]));
   });
 
   const identifier = schemaIdentifier('AWS::DynamoDB::Table');

@@ -105,7 +105,7 @@ describe('the preflight table checks, against DynamoDB Local', () => {
     });
     expect(result.message).toContain('id (N, HASH), PAY_PER_REQUEST, stream off');
     expect(result.fix).toContain(
-      `npm run import-mapping -- --stage production --table ${config.ordersTableName} > import-production.json && npx cdk import StoreOrders-production --resource-mapping import-production.json`,
+      `npm run import-mapping -- --stage production --table ${config.ordersTableName} --out import-production.json && npx cdk import StoreOrders-production --resource-mapping import-production.json`,
     );
   });
 
