@@ -32,7 +32,9 @@ describe.each(stageNames)('the %s orders write throttles alarm', (stage) => {
   const ordersTableId = Object.entries(resources).find(
     ([, resource]) => resource.Properties?.TableName === stages[stage].ordersTableName,
   )![0];
-  const topicId = Object.entries(resources).find(([, resource]) => resource.Type === 'AWS::SNS::Topic')![0];
+  // The paging topic: the one the stack's AlarmTopicArn output names.
+  const outputs = sharedApp().template(stage).toJSON().Outputs as Record<string, { Value: { Ref?: string } }>;
+  const topicId = outputs.AlarmTopicArn!.Value.Ref!;
   const queries = alarm.Properties.Metrics as MetricQuery[];
 
   it('counts every throttled write of the table, of its status index and of the index backfill, by DynamoDB’s own metrics', () => {
