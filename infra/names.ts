@@ -37,12 +37,15 @@ export const apiKeyName = (stage: string, keyId: string): string => `${stagePref
 /** The stage's CloudFormation stack, and what its alarms' and dashboard's names start with: `StoreOrders-<stage>`. */
 export const stackName = (stage: string): string => `StoreOrders-${stage}`;
 
-/** The account stack (API Gateway's account-wide logging role, the budget), one per account and region. */
+/** The account stack (API Gateway's account-wide logging role), one per account and region; both stages depend on it. */
 export const accountStackName = stackName('account');
 
+/** The budget stack (the account's spend alerts), one per account and region; no stage depends on it. */
+export const budgetStackName = stackName('budget');
+
 /**
- * The AWS Budget of the account stack in `region`. Budget names are unique per account, and the
- * account stack is deployed once per account and region, so the name carries the region.
+ * The AWS Budget of the budget stack in `region`. Budget names are unique per account, and the
+ * budget stack is deployed once per account and region, so the name carries the region.
  */
 export const budgetName = (region: string): string => `store-orders-monthly-${region}`;
 

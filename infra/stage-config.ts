@@ -57,15 +57,6 @@ export type FunctionStage = {
 };
 
 /**
- * What CloudFormation does with a table when the stack (or the table) goes away. There is no
- * `destroy`: order data is never deleted by a deploy. (`snapshot` is not offered because
- * CloudFormation cannot snapshot DynamoDB tables; point-in-time recovery is the backup.)
- * `retain-except-on-create` keeps the table too, except when the deploy that first created
- * it fails: then the new, empty table is removed so a retry does not collide with its name.
- */
-export type DataRemovalPolicy = 'retain' | 'retain-except-on-create';
-
-/**
  * How CodeDeploy moves each function's `live` alias to a new version: at once, or 10% first
  * (canary) or 10% more every few minutes (linear), watching the guard alarms and rolling back
  * when one goes off. The names are CodeDeploy's predefined configurations (`CodeDeployDefault.…`).
@@ -118,8 +109,13 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
   readonly logRetentionDays: RetentionDays;
   /** Whether a deleted stack takes its log groups along (`destroy`) or leaves them (`retain`). */
   readonly logRemovalPolicy: 'destroy' | 'retain';
-  /** Both tables: removal policy and deletion protection. */
-  readonly data: { readonly removalPolicy: DataRemovalPolicy; readonly deletionProtection: boolean };
+  /**
+   * Both tables' deletion protection (DynamoDB refuses to delete a protected table, whoever asks).
+   * Every stage keeps its tables when the stack goes or a change would replace them, and removes
+   * them only when the deploy that created them fails (infra/cdk/tables.ts): there is no setting
+   * that lets CloudFormation delete order data.
+   */
+  readonly data: { readonly deletionProtection: boolean };
   /**
    * Whether the orders table has the v2 status filter's index (infra/cdk/status-index.ts). Adding it
    * to a table that holds orders must be a deploy of its own: `false` for the release that brings v2
@@ -173,7 +169,7 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
     };
     /**
      * What the stage is expected to cost a month, in USD (docs/deploying.md#what-it-costs): the
-     * account stack's AWS Budget is the sum over the stages.
+     * budget stack's AWS Budget is the sum over the stages.
      */
     readonly monthlyCostUsd: number;
   };
@@ -233,7 +229,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     logRetentionDays: 14,
     logRemovalPolicy: 'destroy',
     // No deletion protection: tearing staging down completely includes deleting its retained tables by hand.
-    data: { removalPolicy: 'retain-except-on-create', deletionProtection: false },
+    data: { deletionProtection: false },
     ordersStatusIndex: false,
     statusFilterChecks: false,
     alarms: {
@@ -292,7 +288,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     // A year (Control Tower CT.CLOUDWATCH.PR.2): the access log is the record of which key cancelled which order.
     logRetentionDays: 365,
     logRemovalPolicy: 'retain',
-    data: { removalPolicy: 'retain', deletionProtection: true },
+    data: { deletionProtection: true },
     ordersStatusIndex: false,
     statusFilterChecks: false,
     alarms: {

@@ -6,8 +6,9 @@ import { App, type AppProps, type Environment, Validations } from 'aws-cdk-lib';
 import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { stages } from '../stage-config.ts';
-import { accountStackName } from '../names.ts';
+import { accountStackName, budgetStackName } from '../names.ts';
 import { StoreOrdersAccountStack } from './store-orders-account-stack.ts';
+import { StoreOrdersBudgetStack } from './store-orders-budget-stack.ts';
 import { StoreOrdersStack } from './store-orders-stack.ts';
 
 /**
@@ -20,21 +21,32 @@ import { StoreOrdersStack } from './store-orders-stack.ts';
  *
  * `controlTower: false` leaves out the Control Tower check (cfn-guard takes ~9 s a synth): the infra
  * tests that do not examine it use that; `cdk synth` and test/infra/control-tower.test.ts run it.
+ * `checks: false` leaves out every policy check: the deploy preflight reads the templates only
+ * (infra/ops/stage-templates.ts).
  */
 export const createApp = (
   props: AppProps = {},
   /** Tests only: an explicit environment. `cdk synth` passes none. */
   env: Environment | undefined = undefined,
-  { controlTower = true }: { controlTower?: boolean } = {},
+  { controlTower = true, checks = true }: { controlTower?: boolean; checks?: boolean } = {},
 ) => {
   const app = new App(props);
   // `cdk deploy -c ignoreDeploymentAlarms=true`: an emergency fix may ship while a guard alarm fires.
   const ignoreDeploymentAlarms = String(app.node.tryGetContext('ignoreDeploymentAlarms')) === 'true';
   // `cdk deploy -c skipPreTrafficHook=true`: the one deploy before a stage has its canary key (docs/deploying.md#what-stops-a-release).
   const skipPreTrafficHook = String(app.node.tryGetContext('skipPreTrafficHook')) === 'true';
+  // `cdk deploy -c firstDeploy=true`: a stage's first deploy creates its tables unprotected, so a failed create can remove them (infra/cdk/tables.ts).
+  const firstDeploy = String(app.node.tryGetContext('firstDeploy')) === 'true';
   const account = new StoreOrdersAccountStack(app, accountStackName, {
     env,
     description: "Store Orders Service: API Gateway's account-wide logging role (one per account and region)",
+    tags: { service: 'store-orders' },
+  });
+  // Spend alerts in a stack of their own that nothing depends on: an organisation that refuses AWS
+  // Budgets to this account fails this stack alone (docs/deploying.md#the-budget).
+  new StoreOrdersBudgetStack(app, budgetStackName, {
+    env,
+    description: "Store Orders Service: the account's monthly AWS Budget and its alert topic (one per account and region)",
     tags: { service: 'store-orders' },
   });
   for (const config of Object.values(stages)) {
@@ -43,6 +55,7 @@ export const createApp = (
       env,
       ignoreDeploymentAlarms,
       skipPreTrafficHook,
+      firstDeploy,
       description: `Store Orders Service, ${config.stage} stage: REST API, functions, tables, alarms`,
       tags: { service: 'store-orders', stage: config.stage },
     });
@@ -50,7 +63,7 @@ export const createApp = (
     stack.addStackDependency(account);
   }
   // Every synth is checked: a finding without a written acknowledgement fails it.
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app), ...(controlTower ? [new CfnGuardValidator()] : []));
+  if (checks) Validations.of(app).addPlugins(new AwsSolutionsChecks(app), ...(controlTower ? [new CfnGuardValidator()] : []));
   return app;
 };
 

@@ -8,7 +8,13 @@ import type { StageConfig } from '../stage-config.ts';
 /** AWS Control Tower's CT.CLOUDWATCH.PR.2 asks for at least a year of retention. */
 const controlTowerRetentionDays = 365;
 
-const removalPolicyOf = (config: StageConfig) => (config.logRemovalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY);
+/**
+ * A stage that keeps its logs keeps them, and their key, when the stack is deleted, but not when
+ * the deploy that created them fails (RetainExceptOnCreate): a failed first deploy leaves nothing
+ * behind to retry around.
+ */
+const removalPolicyOf = (config: StageConfig) =>
+  config.logRemovalPolicy === 'retain' ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY;
 
 /**
  * The stage's key for its logs (Control Tower CT.CLOUDWATCH.PR.3): the logs hold order ids,

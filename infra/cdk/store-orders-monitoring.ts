@@ -4,6 +4,7 @@ import { Construct } from 'constructs';
 import { stackName } from '../names.ts';
 import { addAlarms, addAlarmTopic } from './monitoring/alarms.ts';
 import { addDashboard, dashboardUrl } from './monitoring/dashboard.ts';
+import { addOrdersWriteThrottlesAlarm, ordersWritesWidget } from './monitoring/orders-writes.ts';
 import { addSavedQueries } from './monitoring/queries.ts';
 import type { StoreOrdersMonitoringProps } from './monitoring/props.ts';
 import { addSloAlarms } from './monitoring/slo.ts';
@@ -32,8 +33,11 @@ export class StoreOrdersMonitoring extends Construct {
     const prefix = stackName(props.config.stage);
     this.alarmTopic = addAlarmTopic(this, props.config, prefix);
     ({ all: this.alarms, guards: this.guardAlarms } = addAlarms(this, props, prefix, this.alarmTopic));
+    // The orders table's writes from every writer, the store's other systems too: pages, guards no deploy.
+    this.alarms.push(addOrdersWriteThrottlesAlarm(this, { table: props.ordersTable, prefix, topic: this.alarmTopic }));
     this.sloAlarms = addSloAlarms(this, props, prefix, this.alarmTopic);
     this.dashboard = addDashboard(this, props, prefix, [...this.sloAlarms, ...this.alarms]);
+    this.dashboard.addWidgets(ordersWritesWidget(props.ordersTable));
     this.dashboardUrl = dashboardUrl(prefix);
     addSavedQueries(this, props, prefix);
   }

@@ -21,10 +21,10 @@ import { type DeploymentStrategy, type StageConfig, type Throttling, type TierNa
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
 import { PreTrafficHook, SyntheticClient, secretArn } from './release-checks.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';
-import { addCursorKeys, addListLeasesTable, addTables } from './tables.ts';
+import { addCursorKeys, addListLeasesTable, addTables, type TableDeploy } from './tables.ts';
 import { tableOperations } from './table-operations.ts';
 
-export interface StoreOrdersStackProps extends StackProps {
+export interface StoreOrdersStackProps extends StackProps, TableDeploy {
   readonly config: StageConfig;
   /** Deploy even while a guard alarm is in ALARM (an emergency fix): `cdk deploy -c ignoreDeploymentAlarms=true`. */
   readonly ignoreDeploymentAlarms?: boolean;
@@ -101,7 +101,7 @@ export class StoreOrdersStack extends Stack {
     // Checked once, here, so a tier above its stage never reaches a template.
     const problems = tierProblems(this.config);
     if (problems.length > 0) throw new Error(`${this.config.stage} stage config: ${problems.join('; ')}`);
-    [this.ordersTable, this.apiKeysTable] = addTables(this, this.config);
+    [this.ordersTable, this.apiKeysTable] = addTables(this, this.config, { firstDeploy: props.firstDeploy ?? false });
     this.listLeasesTable = addListLeasesTable(this);
     this.cursorKeys = addCursorKeys(this, this.config);
     const tables = { orders: this.ordersTable.tableName, apiKeys: this.apiKeysTable.tableName, listLeases: this.listLeasesTable.tableName };
@@ -124,6 +124,7 @@ export class StoreOrdersStack extends Stack {
       routeFunctions: this.routeFunctions,
       authorizer: this.authorizerFunction,
       canaryName: this.syntheticClient.canaryName,
+      ordersTable: this.ordersTable,
       tables: [
         { id: 'OrdersTable', table: this.ordersTable, operations: performed.orders },
         { id: 'ApiKeysTable', table: this.apiKeysTable, operations: performed.apiKeys },

@@ -4,26 +4,41 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { cursorSecretName } from '../../shared/cursor-keys.ts';
 import { listLeaseAttributes } from '../../shared/list-leases.ts';
-import type { DataRemovalPolicy, StageConfig } from '../stage-config.ts';
+import type { StageConfig } from '../stage-config.ts';
 import { addStatusIndex } from './status-index.ts';
 
 // A stage's data: its tables and the v2 list's cursor keys, built in the stack's own scope so
 // their construct ids (and logical ids) are the stack's.
 
-const dataRemovalPolicies: Record<DataRemovalPolicy, RemovalPolicy> = {
-  retain: RemovalPolicy.RETAIN,
-  'retain-except-on-create': RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+/** How the stack is being deployed, where that changes the tables. */
+export type TableDeploy = {
+  /**
+   * The stage's first deploy (`cdk deploy -c firstDeploy=true`): its tables are created without
+   * deletion protection, so that a create that fails and rolls back can delete them, as
+   * RetainExceptOnCreate asks; DynamoDB refuses to delete a protected table, whoever asks. The
+   * next deploy turns protection on where the stage config has it (docs/deploying.md).
+   */
+  readonly firstDeploy?: boolean;
 };
 
-/** Orders and API keys. Orders items are written by the store's other systems too: the key schema is a contract. */
-export const addTables = (scope: Construct, config: StageConfig): [dynamodb.Table, dynamodb.Table] => {
+/**
+ * Orders and API keys. Orders items are written by the store's other systems too: the key schema
+ * is a contract. Both are kept when the stack is deleted or a change would replace them
+ * (DeletionPolicy RetainExceptOnCreate, UpdateReplacePolicy Retain), and removed only when the
+ * deploy that created them fails, so that its retry does not meet their fixed names.
+ */
+export const addTables = (
+  scope: Construct,
+  config: StageConfig,
+  { firstDeploy = false }: TableDeploy = {},
+): [dynamodb.Table, dynamodb.Table] => {
   const { data, ordersTableName, apiKeysTableName } = config;
   const tableDefaults = {
     billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
     encryption: dynamodb.TableEncryption.AWS_MANAGED,
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-    deletionProtection: data.deletionProtection,
-    removalPolicy: dataRemovalPolicies[data.removalPolicy],
+    deletionProtection: data.deletionProtection && !firstDeploy,
+    removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
   };
   const orders = new dynamodb.Table(scope, 'OrdersTable', {
     ...tableDefaults,

@@ -10,18 +10,19 @@ import { parseArgs } from 'node:util';
 import { APIGatewayClient, GetAccountCommand } from '@aws-sdk/client-api-gateway';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { CloudFormationClient, DescribeStacksCommand, ListStackResourcesCommand, type Stack } from '@aws-sdk/client-cloudformation';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetAccountSettingsCommand, GetFunctionConcurrencyCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
+import { SNSClient } from '@aws-sdk/client-sns';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import { operations } from '../operations.ts';
 import { type StageConfig, type StageName, stages } from '../stage-config.ts';
 import { accountStackName, functionConstructId } from '../names.ts';
+import { type CheckResult, errorName, failedRead } from './checks.ts';
 import { describeAlarms, guardAlarmNames } from './guard-alarms.ts';
-
-export type CheckResult = { readonly check: string; readonly ok: boolean; readonly message: string; readonly fix?: string };
+import { templateChecks } from './template-checks.ts';
 
 export type PreflightClients = {
   readonly sts: STSClient;
@@ -32,6 +33,7 @@ export type PreflightClients = {
   readonly sns: SNSClient;
   readonly secrets: SecretsManagerClient;
   readonly cloudWatch: CloudWatchClient;
+  readonly dynamoDb: DynamoDBClient;
 };
 
 /** What the target must be, when the caller knows (e.g. an organisation's staging account). */
@@ -55,9 +57,11 @@ export const bootstrapQualifier = (): string => {
   return String(context['@aws-cdk/core:bootstrapQualifier'] ?? 'hnb659fds');
 };
 
-const errorName = (error: unknown) => (error as { name?: string }).name ?? '';
 const isMissingStack = (error: unknown) =>
   errorName(error) === 'ValidationError' && /does not exist/.test(String((error as Error).message));
+
+/** Whether the stage's stack has been deployed whole: a stack that holds only tables `cdk import` adopted has no outputs. */
+const isStageDeployed = (stack: Stack | undefined): boolean => (stack?.Outputs ?? []).length > 0;
 
 /** The stack as CloudFormation has it, or undefined before its first deploy. */
 const describeStack = async (clients: PreflightClients, stackName: string): Promise<Stack | undefined> => {
@@ -195,44 +199,6 @@ const checkLoggingRole = async (clients: PreflightClients): Promise<CheckResult>
   };
 };
 
-const checkAlarmSubscription = async (clients: PreflightClients, config: StageConfig): Promise<CheckResult> => {
-  const check = 'alarm delivery';
-  const stack = await describeStack(clients, config.stackName);
-  const topicArn = stack?.Outputs?.find((output) => output.OutputKey === 'AlarmTopicArn')?.OutputValue;
-  if (topicArn === undefined)
-    return {
-      check,
-      ok: true,
-      message: `${config.stackName} is not deployed yet: after this deploy, subscribe on-call to its AlarmTopicArn output${config.alarms.email ? ` (or confirm the e-mail sent to ${config.alarms.email})` : ''} and run the preflight again`,
-    };
-  const { Subscriptions = [] } = await clients.sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }));
-  const confirmed = Subscriptions.filter((subscription) => subscription.SubscriptionArn?.startsWith('arn:'));
-  const pendingEmail =
-    config.alarms.email !== undefined &&
-    Subscriptions.some(
-      (subscription) => subscription.Endpoint === config.alarms.email && subscription.SubscriptionArn === 'PendingConfirmation',
-    );
-  if (pendingEmail)
-    return {
-      check,
-      ok: false,
-      message: `${config.alarms.email} has not confirmed its subscription to ${topicArn}: its alarms reach no one there`,
-      fix: `open the "AWS Notification - Subscription Confirmation" e-mail sent to ${config.alarms.email} and confirm (or re-subscribe: aws sns subscribe --topic-arn ${topicArn} --protocol email --notification-endpoint ${config.alarms.email})`,
-    };
-  if (confirmed.length === 0)
-    return {
-      check,
-      ok: false,
-      message: `no confirmed subscription to ${topicArn}: no alarm of ${config.stage} reaches a person`,
-      fix: `aws sns subscribe --topic-arn ${topicArn} --protocol email --notification-endpoint <on-call address>  (then confirm the e-mail), or set alarms.email in infra/stage-config.ts`,
-    };
-  return {
-    check,
-    ok: true,
-    message: `${confirmed.length} confirmed subscription(s): ${confirmed.map((s) => `${s.Protocol} ${s.Endpoint}`).join(', ')}`,
-  };
-};
-
 /**
  * The canary key's secret: without it the pre-traffic hook reports Failed and every deploy rolls
  * back. Only its metadata is read (DescribeSecret), never its value. Before the stage's first
@@ -242,11 +208,12 @@ const checkCanaryKey = async (clients: PreflightClients, config: StageConfig): P
   const check = 'canary key';
   const name = canaryKeySecretName(config.stage);
   const fix = `npm run keys -- canary --stage ${config.stage}`;
-  if ((await describeStack(clients, config.stackName)) === undefined)
+  // A stack that holds only the tables `cdk import` adopted has no outputs yet: not deployed either.
+  if (!isStageDeployed(await describeStack(clients, config.stackName)))
     return {
       check,
       ok: true,
-      message: `${config.stackName} is not deployed yet: deploy it once with -c skipPreTrafficHook=true, then run ${fix} before the next deploy`,
+      message: `${config.stackName} is not deployed yet: its first deploy needs no canary key; run ${fix} right after it, before the next deploy`,
     };
   try {
     const secret = await clients.secrets.send(new DescribeSecretCommand({ SecretId: name }));
@@ -298,7 +265,15 @@ const checkGuardAlarms = async (clients: PreflightClients, config: StageConfig):
 export const runPreflight = async (
   config: StageConfig,
   clients: PreflightClients,
-  options: { readonly region: string | undefined; readonly expected?: Expected; readonly qualifier?: string },
+  options: {
+    readonly region: string | undefined;
+    readonly expected?: Expected;
+    readonly qualifier?: string;
+    /** The cloud assembly the deploy sends (`--app`), else this checkout's templates. */
+    readonly app?: string;
+    /** This checkout's templates as `cdk deploy -c firstDeploy=true` builds them (`--first-deploy`). */
+    readonly firstDeploy?: boolean;
+  },
 ): Promise<CheckResult[]> => {
   const target = await checkTarget(clients, options.region, options.expected ?? {});
   if (!target.result.ok || target.account === undefined || options.region === undefined) return [target.result];
@@ -307,25 +282,21 @@ export const runPreflight = async (
     try {
       return await run();
     } catch (error) {
-      const denied = /AccessDenied|UnauthorizedOperation|AuthorizationError/.test(errorName(error));
-      return {
-        check,
-        ok: false,
-        message: `${errorName(error)}: ${(error as Error).message}`,
-        ...(denied
-          ? {
-              fix: 'give these credentials the preflight’s read-only permissions (docs/pipeline/deploy-role-permissions-policy.json; docs/deploying.md#what-the-account-needs-npm-run-preflight)',
-            }
-          : {}),
-      };
+      return failedRead(check, error);
     }
   };
+  // A template that cannot be read fails one check; the account's own checks still run.
+  const { tables, topics } = await templateChecks(clients, config, options).catch((error: unknown) => ({
+    tables: [failedRead('tables and alarm delivery', error)],
+    topics: [],
+  }));
   return [
     target.result,
     await guarded('CDK bootstrap', () => checkBootstrap(clients, target.account!, region, options.qualifier ?? bootstrapQualifier())),
+    ...tables,
     await guarded('Lambda concurrency', () => checkConcurrency(clients, config, region)),
     await guarded('API Gateway logging role', () => checkLoggingRole(clients)),
-    await guarded('alarm delivery', () => checkAlarmSubscription(clients, config)),
+    ...topics,
     await guarded('canary key', () => checkCanaryKey(clients, config)),
     await guarded('guard alarms', () => checkGuardAlarms(clients, config)),
   ];
@@ -341,15 +312,20 @@ export const report = (stage: string, results: readonly CheckResult[]): string =
       : `${results.filter(({ ok }) => !ok).length} check(s) failed: fix them before cdk deploy.`,
   ].join('\n');
 
-const usage = `Usage: npm run preflight -- --stage <${Object.keys(stages).join('|')}> [--expect-account <id>] [--expect-region <region>]
+const usage = `Usage: npm run preflight -- --stage <${Object.keys(stages).join('|')}> [--app <cloud assembly dir> | --first-deploy] [--expect-account <id>] [--expect-region <region>]
 
 Read-only checks of the account and region the AWS credentials and region in use point at
-(AWS_PROFILE, AWS_REGION, ...), which is where cdk deploy would put the stage.`;
+(AWS_PROFILE, AWS_REGION, ...), which is where cdk deploy would put the stage. The templates the
+deploy would send are those of --app (the cdk.out it deploys: the pipeline's, or an older
+release's), else this checkout's, synthesized in memory (with --first-deploy, as the stack's create
+cdk deploy -c firstDeploy=true builds them).`;
 
 const main = async () => {
   const { values } = parseArgs({
     options: {
       stage: { type: 'string' },
+      app: { type: 'string' },
+      'first-deploy': { type: 'boolean' },
       'expect-account': { type: 'string' },
       'expect-region': { type: 'string' },
       help: { type: 'boolean' },
@@ -374,9 +350,12 @@ const main = async () => {
     sns: new SNSClient(clientConfig),
     secrets: new SecretsManagerClient(clientConfig),
     cloudWatch: new CloudWatchClient(clientConfig),
+    dynamoDb: new DynamoDBClient(clientConfig),
   };
   const results = await runPreflight(config, clients, {
     region,
+    app: values.app,
+    firstDeploy: values['first-deploy'] ?? false,
     expected: { account: values['expect-account'], region: values['expect-region'] },
   });
   console.log(report(config.stage, results));

@@ -48,8 +48,8 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
   },
   'console "Test" button may invoke the functions': { cell: (c) => yesNo(c.consoleTestInvoke), shows: ['consoleTestInvoke'] },
   'tables on stack deletion; deletion protection': {
-    cell: (c) =>
-      `${c.data.removalPolicy === 'retain' ? 'kept' : 'kept (removed only if their first deploy fails)'}; ${c.data.deletionProtection ? 'on' : 'off'}`,
+    // Every stage keeps its tables (RetainExceptOnCreate, test/infra/tables.test.ts); the config sets protection.
+    cell: (c) => `kept (removed only if their first deploy fails); ${c.data.deletionProtection ? 'on' : 'off'}`,
     shows: ['data'],
   },
   'alarm thresholds: 5xx %, cancel p99 ms, list first byte p99 ms, v2 page p99 ms, function or authorizer failures, refused keys (per 5 min)':

@@ -1,13 +1,14 @@
 /**
- * The account's AWS Budget: its amount is the stages' expected monthly cost (docs/deploying.md
- * states the figure), its actual and forecast alerts reach the account's alarm topic, and that
- * topic's policy lets AWS Budgets of this account publish, evaluated by the IAM policy simulator.
+ * The account's AWS Budget, in a stack of its own (StoreOrders-budget) that no stage depends on:
+ * its amount is the stages' expected monthly cost (docs/deploying.md states the figure), its
+ * actual and forecast alerts reach the budget stack's topic, and that topic's policy lets AWS
+ * Budgets of this account publish, evaluated by the IAM policy simulator.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { accountStackName } from '../../infra/cdk/store-orders-account-stack.ts';
+import { budgetStackName } from '../../infra/cdk/store-orders-budget-stack.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { repoRoot, sharedApp } from '../lib/cdk.ts';
 import {
@@ -23,7 +24,7 @@ import {
 } from '../lib/iam.ts';
 
 const { app } = sharedApp();
-const template = app.synth().getStackByName((app.node.findChild(accountStackName) as Stack).stackName).template as CfnTemplate;
+const template = app.synth().getStackByName((app.node.findChild(budgetStackName) as Stack).stackName).template as CfnTemplate;
 
 type BudgetProps = {
   Budget: {
@@ -54,7 +55,7 @@ describe('the account budget', () => {
   // Budget names are unique per account, and this stack deploys once per account and region: a
   // second region's stack would fail on a fixed name, and without the filter each would count both.
   it("is named by its region and counts only its region's spend", () => {
-    const resolve = resolveTemplate(template, accountStackName);
+    const resolve = resolveTemplate(template, budgetStackName);
     const resolved = resolve(budget.Properties.Budget) as { BudgetName: string; FilterExpression: unknown };
     expect(resolved.BudgetName).toBe(`store-orders-monthly-${evaluationRegion}`);
     expect(resolved.FilterExpression).toEqual({ Dimensions: { Key: 'REGION', Values: [evaluationRegion] } });
@@ -67,7 +68,7 @@ describe('the account budget', () => {
     for (const config of Object.values(stages)) expect(page).toContain(`${config.stage} $${config.alarms.monthlyCostUsd}`);
   });
 
-  it('alerts the account alarm topic when spend passes 80 % and 100 %, and when the forecast passes 100 %', () => {
+  it("alerts the budget stack's topic when spend passes 80 % and 100 %, and when the forecast passes 100 %", () => {
     expect(topics).toHaveLength(1);
     const topicId = topics[0]![0];
     const alerts = budget.Properties.NotificationsWithSubscribers.map(({ Notification: n, Subscribers }) => {
@@ -82,7 +83,7 @@ describe('the account budget', () => {
   });
 
   it("lets this account's budgets publish to the topic, and no other account's", async () => {
-    const resolve = resolveTemplate(template, accountStackName);
+    const resolve = resolveTemplate(template, budgetStackName);
     const topicId = topics[0]![0];
     const policy = resourcesOfType(template, 'AWS::SNS::TopicPolicy')[0]![1];
     expect(referencedId((policy.Properties?.Topics as unknown[])[0])).toBe(topicId);

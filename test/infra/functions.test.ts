@@ -43,7 +43,8 @@ describe.each(stageNames)('the %s functions', (stage) => {
     expect(functionProperties(id).LoggingConfig).toEqual({ LogGroup: { Ref: logGroup } });
     t.hasResource('AWS::Logs::LogGroup', {
       Properties: { RetentionInDays: config.logRetentionDays },
-      DeletionPolicy: config.logRemovalPolicy === 'retain' ? 'Retain' : 'Delete',
+      // Kept, where the stage keeps its logs, except when the deploy that created them fails.
+      DeletionPolicy: config.logRemovalPolicy === 'retain' ? 'RetainExceptOnCreate' : 'Delete',
     });
   });
 

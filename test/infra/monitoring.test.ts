@@ -28,6 +28,7 @@ const alarmIds = [
   'AuthorizerThrottles',
   'AuthFailures',
   'OrdersTableThrottles',
+  'OrdersTableWriteThrottles',
   'OrdersTableSystemErrors',
   'ApiKeysTableThrottles',
   'ApiKeysTableSystemErrors',

@@ -2,11 +2,13 @@
  * `npm run preflight`: each check passing and failing against AWS APIs mocked with
  * aws-sdk-client-mock (no local server exists for STS, SSM, Lambda's account settings, API
  * Gateway's account, CloudFormation or SNS), and CloudWatch's DescribeAlarms over the wire, from
- * the local fake (../lib/fake-aws.ts).
+ * the local fake (../lib/fake-aws.ts). DynamoDB's DescribeTable is mocked here, for the whole run's
+ * sake; the table checks run against real tables in test/integration/preflight-tables.test.ts.
  */
 import { APIGatewayClient, GetAccountCommand } from '@aws-sdk/client-api-gateway';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { CloudFormationClient, DescribeStacksCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetAccountSettingsCommand, GetFunctionConcurrencyCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
@@ -24,7 +26,10 @@ import {
 import { stages } from '../../infra/stage-config.ts';
 import { evaluate } from '../lib/iam.ts';
 import { accounts, permissionsPolicy, pipelineRole, region as pipelineRegion } from '../lib/pipeline-policies.ts';
-import { sharedApp } from '../lib/cdk.ts';
+import * as sns_ from 'aws-cdk-lib/aws-sns';
+import { createApp } from '../../infra/cdk/app.ts';
+import type { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
+import { cdkJsonContext, logicalId, sharedApp, tempDir } from '../lib/cdk.ts';
 import { startFakeAws } from '../lib/fake-aws.ts';
 
 const account = '123456789012';
@@ -46,7 +51,53 @@ const deploymentGroupAlarms = [
 ];
 const fake = await startFakeAws();
 afterAll(() => fake.close());
-const topicArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-AlarmTopic`;
+const topicArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-MonitoringAlarmTopic-Ab12`;
+const budgetTopicArn = `arn:aws:sns:${region}:${account}:StoreOrders-budget-AlarmTopic-Cd34`;
+const budgetTemplate = sharedApp().app.synth().getStackByName('StoreOrders-budget').template as { Resources: Record<string, Resource> };
+const productionResourcesById = productionTemplate.Resources as Record<string, Resource>;
+const logicalIdOf = (template: { Resources: Record<string, Resource> }, type: string, name?: string) =>
+  Object.entries(template.Resources).find(
+    ([, resource]) => resource.Type === type && (name === undefined || resource.Properties.TableName === name),
+  )![0];
+/** What ListStackResources says of a deployed production stack and budget stack: the list function, the tables, the topics. */
+const productionResources = [
+  { ResourceType: 'AWS::Lambda::Function', LogicalResourceId: 'ListOrdersFunctionC0FFEE11', PhysicalResourceId: 'list-fn' },
+  ...[config.ordersTableName, config.apiKeysTableName].map((name) => ({
+    ResourceType: 'AWS::DynamoDB::Table',
+    LogicalResourceId: logicalIdOf({ Resources: productionResourcesById }, 'AWS::DynamoDB::Table', name),
+    PhysicalResourceId: name,
+  })),
+  {
+    ResourceType: 'AWS::SNS::Topic',
+    LogicalResourceId: logicalIdOf({ Resources: productionResourcesById }, 'AWS::SNS::Topic'),
+    PhysicalResourceId: topicArn,
+  },
+].map((summary) => ({ ...summary, ResourceStatus: 'UPDATE_COMPLETE' as const, LastUpdatedTimestamp: new Date() }));
+const budgetResources = [
+  {
+    ResourceType: 'AWS::SNS::Topic',
+    LogicalResourceId: logicalIdOf(budgetTemplate, 'AWS::SNS::Topic'),
+    PhysicalResourceId: budgetTopicArn,
+    ResourceStatus: 'CREATE_COMPLETE' as const,
+    LastUpdatedTimestamp: new Date(),
+  },
+];
+/** A table as DescribeTable describes what the stack declares: a numeric id, on demand, no stream, no index. */
+const liveTable = (name: string, extra: Record<string, unknown> = {}) => ({
+  Table: {
+    TableName: name,
+    TableStatus: 'ACTIVE' as const,
+    KeySchema: [{ AttributeName: name === config.ordersTableName ? 'id' : 'keyHash', KeyType: 'HASH' as const }],
+    AttributeDefinitions: [
+      {
+        AttributeName: name === config.ordersTableName ? 'id' : 'keyHash',
+        AttributeType: (name === config.ordersTableName ? 'N' : 'S') as 'N' | 'S',
+      },
+    ],
+    BillingModeSummary: { BillingMode: 'PAY_PER_REQUEST' as const },
+    ...extra,
+  },
+});
 
 const sts = mockClient(STSClient);
 const ssm = mockClient(SSMClient);
@@ -55,6 +106,7 @@ const lambda = mockClient(LambdaClient);
 const apiGateway = mockClient(APIGatewayClient);
 const sns = mockClient(SNSClient);
 const secrets = mockClient(SecretsManagerClient);
+const dynamoDb = mockClient(DynamoDBClient);
 const clients: PreflightClients = {
   sts: new STSClient({ region }),
   ssm: new SSMClient({ region }),
@@ -68,6 +120,7 @@ const clients: PreflightClients = {
     endpoint: fake.endpoints.AWS_ENDPOINT_URL_CLOUDWATCH,
     credentials: { accessKeyId: 'fake', secretAccessKey: 'fake' },
   }),
+  dynamoDb: new DynamoDBClient({ region }),
 };
 
 const awsError = (name: string, message: string) => Object.assign(new Error(message), { name });
@@ -75,7 +128,7 @@ const missingStack = (stackName: string) => awsError('ValidationError', `Stack w
 
 /** An account ready for its second production deploy: every check passes. */
 beforeEach(() => {
-  for (const mock of [sts, ssm, cloudFormation, lambda, apiGateway, sns, secrets]) mock.reset();
+  for (const mock of [sts, ssm, cloudFormation, lambda, apiGateway, sns, secrets, dynamoDb]) mock.reset();
   fake.alarms.clear();
   fake.alarmQueries.length = 0;
   for (const [index, name] of deploymentGroupAlarms.entries())
@@ -92,17 +145,11 @@ beforeEach(() => {
   sts.on(GetCallerIdentityCommand).resolves({ Account: account });
   ssm.on(GetParameterCommand, { Name: '/cdk-bootstrap/hnb659fds/version' }).resolves({ Parameter: { Value: '27' } });
   lambda.on(GetAccountSettingsCommand).resolves({ AccountLimit: { ConcurrentExecutions: 1000, UnreservedConcurrentExecutions: 990 } });
-  cloudFormation.on(ListStackResourcesCommand).resolves({
-    StackResourceSummaries: [
-      {
-        ResourceType: 'AWS::Lambda::Function',
-        LogicalResourceId: 'ListOrdersFunctionC0FFEE11',
-        PhysicalResourceId: 'list-fn',
-        ResourceStatus: 'UPDATE_COMPLETE',
-        LastUpdatedTimestamp: new Date(),
-      },
-    ],
-  });
+  cloudFormation.on(ListStackResourcesCommand).rejects(missingStack('StoreOrders-account'));
+  cloudFormation.on(ListStackResourcesCommand, { StackName: config.stackName }).resolves({ StackResourceSummaries: productionResources });
+  cloudFormation.on(ListStackResourcesCommand, { StackName: 'StoreOrders-budget' }).resolves({ StackResourceSummaries: budgetResources });
+  for (const name of [config.ordersTableName, config.apiKeysTableName])
+    dynamoDb.on(DescribeTableCommand, { TableName: name }).resolves(liveTable(name));
   lambda.on(GetFunctionConcurrencyCommand, { FunctionName: 'list-fn' }).resolves({ ReservedConcurrentExecutions: 10 });
   apiGateway.on(GetAccountCommand).resolves({ cloudwatchRoleArn: `arn:aws:iam::${account}:role/ApiGatewayCloudWatchRole` });
   cloudFormation.on(DescribeStacksCommand).resolves({
@@ -115,9 +162,10 @@ beforeEach(() => {
       },
     ],
   });
-  sns.on(ListSubscriptionsByTopicCommand).resolves({
-    Subscriptions: [{ SubscriptionArn: `${topicArn}:0b1c`, Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: topicArn }],
-  });
+  for (const arn of [topicArn, budgetTopicArn])
+    sns.on(ListSubscriptionsByTopicCommand, { TopicArn: arn }).resolves({
+      Subscriptions: [{ SubscriptionArn: `${arn}:0b1c`, Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: arn }],
+    });
 });
 
 const run = (options: Partial<Parameters<typeof runPreflight>[2]> = {}) =>
@@ -131,9 +179,12 @@ describe('npm run preflight', () => {
     expect(results.map(({ check, ok }) => [check, ok])).toEqual([
       ['target', true],
       ['CDK bootstrap', true],
+      [`table ${config.ordersTableName}`, true],
+      [`table ${config.apiKeysTableName}`, true],
       ['Lambda concurrency', true],
       ['API Gateway logging role', true],
-      ['alarm delivery', true],
+      ['alarm delivery: StoreOrders-production/Monitoring/AlarmTopic', true],
+      ['alarm delivery: StoreOrders-budget/AlarmTopic', true],
       ['canary key', true],
       ['guard alarms', true],
     ]);
@@ -157,9 +208,20 @@ describe('npm run preflight', () => {
       expect(await result('canary key')).toMatchObject({ ok: false, fix: expect.stringContaining('restore-secret') });
     });
 
-    it('passes before the first deploy, saying how the first deploy goes', async () => {
+    it('passes before the first deploy, saying when to store the key', async () => {
       cloudFormation.on(DescribeStacksCommand).rejects(missingStack(config.stackName));
-      expect(await result('canary key')).toMatchObject({ ok: true, message: expect.stringContaining('skipPreTrafficHook=true') });
+      expect(await result('canary key')).toMatchObject({
+        ok: true,
+        message: expect.stringContaining('right after it, before the next deploy'),
+      });
+      expect(secrets.calls()).toHaveLength(0);
+    });
+
+    it('passes while the stack holds only tables cdk import adopted (no outputs yet): its first whole deploy is still to come', async () => {
+      cloudFormation.on(DescribeStacksCommand).resolves({
+        Stacks: [{ StackName: config.stackName, StackStatus: 'IMPORT_COMPLETE', CreationTime: new Date() }],
+      });
+      expect(await result('canary key')).toMatchObject({ ok: true, message: expect.stringContaining('not deployed yet') });
       expect(secrets.calls()).toHaveLength(0);
     });
 
@@ -317,19 +379,31 @@ describe('npm run preflight', () => {
   });
 
   describe('alarm delivery', () => {
-    it('fails when nobody has confirmed a subscription to the alarm topic', async () => {
-      sns.on(ListSubscriptionsByTopicCommand).resolves({
+    const stageTopic = 'alarm delivery: StoreOrders-production/Monitoring/AlarmTopic';
+    const budgetTopic = 'alarm delivery: StoreOrders-budget/AlarmTopic';
+
+    it('fails when nobody has confirmed a subscription to the stage alarm topic', async () => {
+      sns.on(ListSubscriptionsByTopicCommand, { TopicArn: topicArn }).resolves({
         Subscriptions: [{ SubscriptionArn: 'PendingConfirmation', Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: topicArn }],
       });
-      expect(await result('alarm delivery')).toMatchObject({
+      expect(await result(stageTopic)).toMatchObject({
         ok: false,
-        message: expect.stringContaining('no confirmed subscription'),
+        message: expect.stringContaining(`no confirmed subscription to ${topicArn}`),
         fix: expect.stringContaining('aws sns subscribe'),
       });
     });
 
+    it('fails when nobody has confirmed a subscription to the budget topic: spend alerts reach no one either', async () => {
+      sns.on(ListSubscriptionsByTopicCommand, { TopicArn: budgetTopicArn }).resolves({ Subscriptions: [] });
+      expect(await result(budgetTopic)).toMatchObject({
+        ok: false,
+        message: expect.stringContaining(`no confirmed subscription to ${budgetTopicArn}`),
+      });
+      expect((await result(stageTopic))?.ok).toBe(true);
+    });
+
     it("fails when the stage config's alarm address has not confirmed, even beside other subscribers", async () => {
-      sns.on(ListSubscriptionsByTopicCommand).resolves({
+      sns.on(ListSubscriptionsByTopicCommand, { TopicArn: topicArn }).resolves({
         Subscriptions: [
           { SubscriptionArn: 'PendingConfirmation', Protocol: 'email', Endpoint: 'alarms@example.com', TopicArn: topicArn },
           { SubscriptionArn: `${topicArn}:1`, Protocol: 'https', Endpoint: 'https://pager.example.com', TopicArn: topicArn },
@@ -337,15 +411,104 @@ describe('npm run preflight', () => {
       });
       const withEmail = { ...config, alarms: { ...config.alarms, email: 'alarms@example.com' } };
       const results = await runPreflight(withEmail, clients, { region, qualifier: 'hnb659fds' });
-      expect(results.find(({ check }) => check === 'alarm delivery')).toMatchObject({
+      expect(results.find(({ check }) => check === stageTopic)).toMatchObject({
         ok: false,
         message: expect.stringContaining('alarms@example.com has not confirmed'),
       });
     });
 
     it('passes before the first deploy, saying what to do after it', async () => {
-      cloudFormation.on(DescribeStacksCommand).rejects(missingStack(config.stackName));
-      expect(await result('alarm delivery')).toMatchObject({ ok: true, message: expect.stringContaining('subscribe on-call') });
+      cloudFormation.on(ListStackResourcesCommand, { StackName: config.stackName }).rejects(missingStack(config.stackName));
+      expect(await result(stageTopic)).toMatchObject({ ok: true, message: expect.stringContaining('subscribe on-call') });
+    });
+
+    it('passes where the organisation refused the budget stack, saying no stage depends on it', async () => {
+      cloudFormation.on(ListStackResourcesCommand, { StackName: 'StoreOrders-budget' }).rejects(missingStack('StoreOrders-budget'));
+      expect(await result(budgetTopic)).toMatchObject({
+        ok: true,
+        message: expect.stringContaining('an organisation may refuse AWS Budgets to this account, and no stage depends on it'),
+      });
+    });
+
+    it('finds every topic in the templates the deploy sends, not in a list: a topic a release adds is checked once deployed', async () => {
+      const dir = tempDir('store-orders-preflight-topics-');
+      const app = createApp(
+        { outdir: dir, context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], 'aws:cdk:enable-path-metadata': true } },
+        undefined,
+        { checks: false },
+      );
+      const stack = app.node.findChild(config.stackName) as StoreOrdersStack;
+      const ticketTopicId = logicalId(stack, new sns_.Topic(stack, 'TicketTopic', { displayName: 'tickets' }));
+      app.synth();
+      const ticketArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-TicketTopic-Ef56`;
+      cloudFormation.on(ListStackResourcesCommand, { StackName: config.stackName }).resolves({
+        StackResourceSummaries: [
+          ...productionResources,
+          {
+            ResourceType: 'AWS::SNS::Topic',
+            LogicalResourceId: ticketTopicId,
+            PhysicalResourceId: ticketArn,
+            ResourceStatus: 'CREATE_COMPLETE',
+            LastUpdatedTimestamp: new Date(),
+          },
+        ],
+      });
+      sns.on(ListSubscriptionsByTopicCommand, { TopicArn: ticketArn }).resolves({ Subscriptions: [] });
+      const results = await run({ app: dir });
+      expect(results.find(({ check }) => check === 'alarm delivery: StoreOrders-production/TicketTopic')).toMatchObject({
+        ok: false,
+        message: expect.stringContaining(`no confirmed subscription to ${ticketArn}`),
+      });
+      expect(results.find(({ check }) => check === stageTopic)?.ok).toBe(true);
+    });
+  });
+
+  describe('tables', () => {
+    it('refuses a deploy whose template would drop an index the live table has', async () => {
+      dynamoDb.on(DescribeTableCommand, { TableName: config.ordersTableName }).resolves(
+        liveTable(config.ordersTableName, {
+          GlobalSecondaryIndexes: [
+            { IndexName: 'status-index', IndexStatus: 'ACTIVE', KeySchema: [{ AttributeName: 'status', KeyType: 'HASH' }] },
+          ],
+        }),
+      );
+      const found = await result(`table ${config.ordersTableName}`);
+      expect(found).toMatchObject({
+        ok: false,
+        message: expect.stringContaining(`this template removes status-index (ACTIVE) from ${config.ordersTableName}`),
+      });
+      expect(report('production', [found!])).toContain(`FAIL table ${config.ordersTableName}: this template removes status-index`);
+    });
+
+    it('refuses a first deploy into an account whose orders table exists already, with the adoption steps', async () => {
+      cloudFormation.on(ListStackResourcesCommand, { StackName: config.stackName }).rejects(missingStack(config.stackName));
+      expect(await result(`table ${config.ordersTableName}`)).toMatchObject({
+        ok: false,
+        fix: expect.stringContaining(`npx cdk import ${config.stackName} --resource-mapping import-production.json`),
+      });
+    });
+
+    it('after a first deploy that failed and rolled back (its tables DELETE_COMPLETE in the stack), lets the retry create them again, as firstDeploy builds them', async () => {
+      cloudFormation.on(ListStackResourcesCommand, { StackName: config.stackName }).resolves({
+        StackResourceSummaries: productionResources.map((summary) => ({ ...summary, ResourceStatus: 'DELETE_COMPLETE' as const })),
+      });
+      dynamoDb.on(DescribeTableCommand).rejects(awsError('ResourceNotFoundException', 'Requested resource not found'));
+      for (const name of [config.ordersTableName, config.apiKeysTableName])
+        expect(await result(`table ${name}`, { firstDeploy: true })).toMatchObject({
+          ok: true,
+          message: expect.stringContaining("does not exist yet: the stack's create makes it, unprotected"),
+        });
+      // Built as an ordinary deploy, production's create would protect its tables: a failed create could not remove them.
+      expect(await result(`table ${config.ordersTableName}`)).toMatchObject({
+        ok: false,
+        fix: expect.stringContaining(`npx cdk deploy ${config.stackName} -c firstDeploy=true`),
+      });
+    });
+
+    it('reads the templates of the assembly given (--app), which may be an older release’s', async () => {
+      await expect(run({ app: tempDir('store-orders-no-assembly-') })).resolves.toContainEqual(
+        expect.objectContaining({ check: 'tables and alarm delivery', ok: false, message: expect.stringContaining('manifest.json') }),
+      );
     });
   });
 
@@ -394,16 +557,21 @@ describe("the pipeline's deploy identity may make every call the preflight makes
       action: 'cloudwatch:DescribeAlarms',
       resource: `arn:aws:cloudwatch:${pipelineRegion}:${accounts[stage]}:alarm:${AlarmName}`,
     }),
-    ListSubscriptionsByTopicCommand: () => ({
+    // The topics and tables as named in the stage account (the mocks answer with another account's ARNs).
+    ListSubscriptionsByTopicCommand: ({ TopicArn }) => ({
       action: 'sns:ListSubscriptionsByTopic',
-      resource: `arn:aws:sns:${pipelineRegion}:${accounts[stage]}:StoreOrders-production-MonitoringAlarmTopicD5C0A1B2-Xy12Ab34Cd56`,
+      resource: `arn:aws:sns:${pipelineRegion}:${accounts[stage]}:${TopicArn!.split(':').pop()}`,
+    }),
+    DescribeTableCommand: ({ TableName }) => ({
+      action: 'dynamodb:DescribeTable',
+      resource: `arn:aws:dynamodb:${pipelineRegion}:${accounts[stage]}:table/${TableName}`,
     }),
   };
 
   it('allows each of them, in the stage account, by the policy docs/deploying.md gives (docs/pipeline)', async () => {
     await runPreflight(stages[stage], clients, { region: pipelineRegion, qualifier: 'hnb659fds' });
     const commands = [
-      ...[sts, ssm, cloudFormation, lambda, apiGateway, sns, secrets].flatMap((mock) =>
+      ...[sts, ssm, cloudFormation, lambda, apiGateway, sns, secrets, dynamoDb].flatMap((mock) =>
         mock.calls().map((call) => call.args[0] as unknown as { constructor: { name: string }; input: Record<string, string> }),
       ),
       // DescribeAlarms went to the fake over the wire: IAM authorizes it on each alarm it names.

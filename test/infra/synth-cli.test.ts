@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
 import { routes } from '../../shared/routes.ts';
 import { accountStackName } from '../../infra/cdk/store-orders-account-stack.ts';
+import { budgetStackName } from '../../infra/cdk/store-orders-budget-stack.ts';
 import { repoRoot, tempDir } from '../lib/cdk.ts';
 
 /** This process's environment without anything that could give the CLI AWS credentials or a target. */
@@ -77,7 +78,7 @@ const synthesize = async (env: NodeJS.ProcessEnv, outdir: string, only?: string)
   return { manifest, templates };
 };
 
-const stackNames = [accountStackName, ...Object.values(stages).map((config) => config.stackName)].sort();
+const stackNames = [accountStackName, budgetStackName, ...Object.values(stages).map((config) => config.stackName)].sort();
 
 /**
  * What docs/deploying.md#where-a-deploy-lands promises: every stack is environment-agnostic,
@@ -145,6 +146,7 @@ describe('npx cdk synth', () => {
     const templates = readdirSync(outdir).filter((file) => file.endsWith('.template.json'));
     expect(templates.sort()).toEqual([
       'StoreOrders-account.template.json',
+      'StoreOrders-budget.template.json',
       'StoreOrders-production.template.json',
       'StoreOrders-staging.template.json',
     ]);

@@ -67,13 +67,15 @@ describe.each(stageNames)('the %s tables', (stage) => {
     });
   });
 
-  it('never deletes a data table, on stack deletion or replacement', () => {
+  // CloudFormation's DeletionPolicy attribute: RetainExceptOnCreate keeps the resource on every
+  // stack operation but a rolled-back one that created it; CDK's RETAIN_ON_UPDATE_OR_DELETE writes it.
+  it('never deletes a data table on stack deletion or replacement, and removes it only when the deploy that created it fails', () => {
     const dataTables = Object.values(t.findResources('AWS::DynamoDB::Table')).filter((table) =>
       [config.ordersTableName, config.apiKeysTableName].includes(table.Properties.TableName),
     );
     expect(dataTables).toHaveLength(2);
     for (const table of dataTables) {
-      expect(['Retain', 'RetainExceptOnCreate']).toContain(table.DeletionPolicy);
+      expect(table.DeletionPolicy).toBe('RetainExceptOnCreate');
       expect(table.UpdateReplacePolicy).toBe('Retain');
     }
   });
@@ -83,7 +85,7 @@ describe('the production tables', () => {
   const t = template('production');
 
   it.each([stages.production.ordersTableName, stages.production.apiKeysTableName])(
-    '%s is retained, deletion-protected and point-in-time recoverable',
+    '%s is retained (except when its own creation fails), deletion-protected and point-in-time recoverable',
     (name) => {
       t.hasResource('AWS::DynamoDB::Table', {
         Properties: {
@@ -91,7 +93,7 @@ describe('the production tables', () => {
           DeletionProtectionEnabled: true,
           PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         },
-        DeletionPolicy: 'Retain',
+        DeletionPolicy: 'RetainExceptOnCreate',
         UpdateReplacePolicy: 'Retain',
       });
     },
@@ -101,8 +103,8 @@ describe('the production tables', () => {
 describe('the staging tables', () => {
   const t = template('staging');
 
-  it('follow the staging configuration: kept on teardown, removed only when their first deploy fails', () => {
-    expect(stages.staging.data.removalPolicy).toBe('retain-except-on-create');
+  it('follow the staging configuration: kept on teardown, removed only when their first deploy fails, unprotected', () => {
+    expect(stages.staging.data.deletionProtection).toBe(false);
     for (const name of [stages.staging.ordersTableName, stages.staging.apiKeysTableName]) {
       t.hasResource('AWS::DynamoDB::Table', {
         Properties: { TableName: name, DeletionProtectionEnabled: false },

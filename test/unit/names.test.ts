@@ -66,6 +66,7 @@ describe('infra/names.ts', () => {
     expect(names.usagePlanName('production', 'high')).toBe('store-orders-production-high');
     expect(Object.values(stages).map((config) => config.stackName)).toEqual(['StoreOrders-staging', 'StoreOrders-production']);
     expect(names.accountStackName).toBe('StoreOrders-account');
+    expect(names.budgetStackName).toBe('StoreOrders-budget');
     expect(names.functionConstructId('listOrdersPaged')).toBe('ListOrdersPagedFunction');
   });
 });

@@ -18,6 +18,8 @@ export interface StoreOrdersMonitoringProps {
   readonly authorizer: StoreFunction;
   /** The stage's Synthetics canary (infra/cdk/release-checks.ts), by name. */
   readonly canaryName: string;
+  /** The orders table, which the store's other systems write too (./orders-writes.ts). */
+  readonly ordersTable: dynamodb.ITable;
   /** Each table with the operations this service performs on it (DynamoDB reports throttles per operation). */
   readonly tables: readonly { readonly id: string; readonly table: dynamodb.Table; readonly operations: dynamodb.Operation[] }[];
 }

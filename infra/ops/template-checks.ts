@@ -1,0 +1,50 @@
+/**
+ * The preflight checks (./deploy-preflight.ts) that compare the templates a deploy sends with what
+ * the account holds: the stage's fixed-name tables (./table-checks.ts) and every topic that
+ * notifies people (./topic-checks.ts).
+ */
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SNSClient } from '@aws-sdk/client-sns';
+import { type StageConfig, stages } from '../stage-config.ts';
+import { budgetStackName } from '../names.ts';
+import type { CheckResult } from './checks.ts';
+import { deployedResources, deployTemplates, stacksOfStage } from './stage-templates.ts';
+import { checkTables } from './table-checks.ts';
+import { checkPeopleTopics } from './topic-checks.ts';
+
+/** The addresses the stage configs subscribe: this stage's to its topic, every stage's to the budget topic. */
+const subscribedEmails = (config: StageConfig): Set<string> =>
+  new Set([config, ...Object.values(stages)].flatMap(({ alarms }) => (alarms.email === undefined ? [] : [alarms.email])));
+
+/**
+ * The checks that compare the templates this deploy sends (`app`, a cloud assembly directory, or
+ * this checkout's) with what the account holds: the stage's fixed-name tables, and every topic
+ * that notifies people in the stacks the stage involves.
+ */
+export const templateChecks = async (
+  clients: { readonly cloudFormation: CloudFormationClient; readonly dynamoDb: DynamoDBClient; readonly sns: SNSClient },
+  config: StageConfig,
+  { app, firstDeploy = false }: { readonly app?: string; readonly firstDeploy?: boolean },
+): Promise<{ tables: CheckResult[]; topics: CheckResult[] }> => {
+  const templates = await deployTemplates(app, firstDeploy ? { firstDeploy: 'true' } : {});
+  const stacks = await Promise.all(
+    stacksOfStage(config).map(async (stackName) => ({
+      stackName,
+      template: templates.get(stackName) ?? {},
+      deployed: await deployedResources(clients.cloudFormation, stackName),
+      ...(stackName === budgetStackName
+        ? {
+            whenAbsent: `deploy it with npx cdk deploy ${budgetStackName}; an organisation may refuse AWS Budgets to this account, and no stage depends on it`,
+          }
+        : {}),
+    })),
+  );
+  const stage = stacks[0]!;
+  if (Object.keys(stage.template.Resources ?? {}).length === 0)
+    throw new Error(`no template of ${config.stackName} in ${app ?? 'this checkout'}`);
+  return {
+    tables: await checkTables(clients.dynamoDb, config, stage.template, stage.deployed),
+    topics: await checkPeopleTopics(clients.sns, subscribedEmails(config), stacks),
+  };
+};
