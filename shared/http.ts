@@ -5,7 +5,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { finished, Readable } from 'node:stream';
 import { dynamoDbFields, publishDynamoDbMetrics, startDynamoDbRecord } from './dynamo-calls.ts';
 import { errorRecord, isApiError } from './errors.ts';
-import { logger, metricsMiddleware } from './observability.ts';
+import { logger, metricsMiddleware, recordAnswer } from './observability.ts';
 import { deprecationHeaders, type Route } from './routes.ts';
 
 /** A header's value whatever its case (API Gateway keeps the client's spelling). */
@@ -62,6 +62,9 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
     const error = request.error;
     const code = isApiError(error) ? error.code : error == null ? undefined : 'internal_error';
     const entry = { statusCode: response.statusCode, outcome: code ?? 'ok', latencyMs: elapsedMs() };
+    // For this version's guard alarms: a 500 is its own failure; a 4xx but 429 is the client's refused request.
+    const refused = response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429;
+    recordAnswer(operation, { fault: code === 'internal_error', refused, latencyMs: entry.latencyMs });
     if (isStream(response.body)) {
       const firstByteMs = entry.latencyMs;
       finished(response.body, (streamError) => {

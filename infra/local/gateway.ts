@@ -170,7 +170,7 @@ const handle = async (gateway: GatewayState, req: IncomingMessage, res: ServerRe
   const auth = await authorize(gateway, authorization, methodArn(gateway, method, match.route));
   if (typeof auth === 'string') return sendError(res, requestId, auth);
   const refusal = limitRefusal(gateway, auth, match.route);
-  if (refusal !== undefined) return sendGatewayResponse(res, requestId, refusal);
+  if (refusal !== undefined) return sendGatewayResponse(res, requestId, refusal, auth);
   if (/^100-continue$/i.test(req.headers.expect ?? '')) res.writeContinue();
   const body = await readBody(req);
   if (body === undefined) return sendError(res, requestId, 'bad_request');

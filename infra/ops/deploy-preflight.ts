@@ -12,13 +12,14 @@ import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { CloudFormationClient, DescribeStacksCommand, ListStackResourcesCommand, type Stack } from '@aws-sdk/client-cloudformation';
 import { GetAccountSettingsCommand, GetFunctionConcurrencyCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
+import { SNSClient } from '@aws-sdk/client-sns';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import { operations } from '../operations.ts';
 import { type StageConfig, type StageName, stages } from '../stage-config.ts';
 import { accountStackName, functionConstructId } from '../names.ts';
+import { alarmTopics, checkTopicDelivery } from './alarm-delivery.ts';
 import { describeAlarms, guardAlarmNames } from './guard-alarms.ts';
 
 export type CheckResult = { readonly check: string; readonly ok: boolean; readonly message: string; readonly fix?: string };
@@ -131,28 +132,37 @@ const checkBootstrap = async (clients: PreflightClients, account: string, region
 };
 
 /**
- * The logical-id prefixes of the functions that reserve concurrency: those whose entry in
- * infra/operations.ts sets reservedConcurrency (the list's), named `<Operation>Function` by the stack.
+ * The logical-id prefixes of the functions that reserve concurrency, with what they reserve: those
+ * whose entry in infra/operations.ts sets reservedConcurrency (the list's and the v2 page's),
+ * named `<Operation>Function` by the stack.
  */
-const reservingFunctionIds = Object.entries(operations)
-  .filter(([, facts]) => facts.function.reservedConcurrency !== undefined)
-  .map(([operation]) => functionConstructId(operation));
+const reservingFunctions = (config: StageConfig) =>
+  Object.entries(operations).flatMap(([operation, facts]) =>
+    facts.function.reservedConcurrency === undefined
+      ? []
+      : [{ id: functionConstructId(operation), reserves: facts.function.reservedConcurrency(config) }],
+  );
 
-/** What the stage's list function reserves today (a redeploy re-uses it), 0 before the first deploy. */
-const currentListReservation = async (clients: PreflightClients, config: StageConfig): Promise<number> => {
+/** What the stage's functions reserve today (a redeploy re-uses it), 0 before the first deploy. */
+const currentReservations = async (clients: PreflightClients, config: StageConfig): Promise<number> => {
   try {
     const { StackResourceSummaries = [] } = await clients.cloudFormation.send(
       new ListStackResourcesCommand({ StackName: config.stackName }),
     );
-    const fn = StackResourceSummaries.find(
+    const reserving = StackResourceSummaries.filter(
       (resource) =>
-        resource.ResourceType === 'AWS::Lambda::Function' && reservingFunctionIds.some((id) => resource.LogicalResourceId?.startsWith(id)),
+        resource.ResourceType === 'AWS::Lambda::Function' &&
+        reservingFunctions(config).some(({ id }) => resource.LogicalResourceId?.startsWith(id)) &&
+        resource.PhysicalResourceId !== undefined,
     );
-    if (fn?.PhysicalResourceId === undefined) return 0;
-    const { ReservedConcurrentExecutions } = await clients.lambda.send(
-      new GetFunctionConcurrencyCommand({ FunctionName: fn.PhysicalResourceId }),
-    );
-    return ReservedConcurrentExecutions ?? 0;
+    let total = 0;
+    for (const fn of reserving) {
+      const { ReservedConcurrentExecutions } = await clients.lambda.send(
+        new GetFunctionConcurrencyCommand({ FunctionName: fn.PhysicalResourceId }),
+      );
+      total += ReservedConcurrentExecutions ?? 0;
+    }
+    return total;
   } catch (error) {
     if (isMissingStack(error)) return 0;
     throw error;
@@ -164,19 +174,19 @@ const checkConcurrency = async (clients: PreflightClients, config: StageConfig, 
   const { AccountLimit } = await clients.lambda.send(new GetAccountSettingsCommand({}));
   const quota = AccountLimit?.ConcurrentExecutions ?? 0;
   const unreserved = AccountLimit?.UnreservedConcurrentExecutions ?? 0;
-  const reserving = config.listReservedConcurrency;
-  const left = unreserved + (await currentListReservation(clients, config)) - reserving;
+  const reserving = reservingFunctions(config).reduce((sum, { reserves }) => sum + reserves, 0);
+  const left = unreserved + (await currentReservations(clients, config)) - reserving;
   if (left >= unreservedMinimum)
     return {
       check,
       ok: true,
-      message: `quota ${quota}, ${left} left unreserved after the list's ${reserving} (AWS keeps ${unreservedMinimum})`,
+      message: `quota ${quota}, ${left} left unreserved after the lists' and pages' ${reserving} (AWS keeps ${unreservedMinimum})`,
     };
   const desired = Math.max(1000, quota + unreservedMinimum - left);
   return {
     check,
     ok: false,
-    message: `the account's concurrency quota is ${quota} with ${unreserved} unreserved: reserving ${reserving} for the list would leave ${left}, and Lambda refuses to go below ${unreservedMinimum} (the deploy would fail with "decreases account's UnreservedConcurrentExecution below its minimum value")`,
+    message: `the account's concurrency quota is ${quota} with ${unreserved} unreserved: reserving ${reserving} for the lists and pages would leave ${left}, and Lambda refuses to go below ${unreservedMinimum} (the deploy would fail with "decreases account's UnreservedConcurrentExecution below its minimum value")`,
     fix: `aws service-quotas request-service-quota-increase --service-code lambda --quota-code ${concurrencyQuotaCode} --desired-value ${desired} --region ${region}  (then wait until it is granted)`,
   };
 };
@@ -192,44 +202,6 @@ const checkLoggingRole = async (clients: PreflightClients): Promise<CheckResult>
     ok: false,
     message: `not set, although ${accountStackName} exists: someone removed it, and the stage's execution logging would fail to deploy`,
     fix: `aws apigateway update-account --patch-operations op=replace,path=/cloudwatchRoleArn,value=<the ApiGatewayCloudWatchRole of ${accountStackName}>`,
-  };
-};
-
-const checkAlarmSubscription = async (clients: PreflightClients, config: StageConfig): Promise<CheckResult> => {
-  const check = 'alarm delivery';
-  const stack = await describeStack(clients, config.stackName);
-  const topicArn = stack?.Outputs?.find((output) => output.OutputKey === 'AlarmTopicArn')?.OutputValue;
-  if (topicArn === undefined)
-    return {
-      check,
-      ok: true,
-      message: `${config.stackName} is not deployed yet: after this deploy, subscribe on-call to its AlarmTopicArn output${config.alarms.email ? ` (or confirm the e-mail sent to ${config.alarms.email})` : ''} and run the preflight again`,
-    };
-  const { Subscriptions = [] } = await clients.sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }));
-  const confirmed = Subscriptions.filter((subscription) => subscription.SubscriptionArn?.startsWith('arn:'));
-  const pendingEmail =
-    config.alarms.email !== undefined &&
-    Subscriptions.some(
-      (subscription) => subscription.Endpoint === config.alarms.email && subscription.SubscriptionArn === 'PendingConfirmation',
-    );
-  if (pendingEmail)
-    return {
-      check,
-      ok: false,
-      message: `${config.alarms.email} has not confirmed its subscription to ${topicArn}: its alarms reach no one there`,
-      fix: `open the "AWS Notification - Subscription Confirmation" e-mail sent to ${config.alarms.email} and confirm (or re-subscribe: aws sns subscribe --topic-arn ${topicArn} --protocol email --notification-endpoint ${config.alarms.email})`,
-    };
-  if (confirmed.length === 0)
-    return {
-      check,
-      ok: false,
-      message: `no confirmed subscription to ${topicArn}: no alarm of ${config.stage} reaches a person`,
-      fix: `aws sns subscribe --topic-arn ${topicArn} --protocol email --notification-endpoint <on-call address>  (then confirm the e-mail), or set alarms.email in infra/stage-config.ts`,
-    };
-  return {
-    check,
-    ok: true,
-    message: `${confirmed.length} confirmed subscription(s): ${confirmed.map((s) => `${s.Protocol} ${s.Endpoint}`).join(', ')}`,
   };
 };
 
@@ -320,12 +292,16 @@ export const runPreflight = async (
       };
     }
   };
+  const [pages, tickets] = alarmTopics(config);
+  const delivery = (topic: typeof pages | typeof tickets) =>
+    guarded(topic.check, async () => checkTopicDelivery(clients.sns, await describeStack(clients, config.stackName), config, topic));
   return [
     target.result,
     await guarded('CDK bootstrap', () => checkBootstrap(clients, target.account!, region, options.qualifier ?? bootstrapQualifier())),
     await guarded('Lambda concurrency', () => checkConcurrency(clients, config, region)),
     await guarded('API Gateway logging role', () => checkLoggingRole(clients)),
-    await guarded('alarm delivery', () => checkAlarmSubscription(clients, config)),
+    await delivery(pages),
+    await delivery(tickets),
     await guarded('canary key', () => checkCanaryKey(clients, config)),
     await guarded('guard alarms', () => checkGuardAlarms(clients, config)),
   ];

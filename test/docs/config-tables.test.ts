@@ -35,6 +35,10 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
     cell: (c) => `${c.listThrottling.rateLimit}, ${c.listThrottling.burstLimit}; ${c.listReservedConcurrency}`,
     shows: ['listThrottling', 'listReservedConcurrency'],
   },
+  'v2 page throttling (requests/s, burst); v2 page reserved concurrency': {
+    cell: (c) => `${c.pagedListThrottling.rateLimit}, ${c.pagedListThrottling.burstLimit}; ${c.pagedListReservedConcurrency}`,
+    shows: ['pagedListThrottling', 'pagedListReservedConcurrency'],
+  },
   'how a deploy shifts traffic (CodeDeploy)': { cell: (c) => shift(c.deployment), shows: ['deployment'] },
   'authorizer cache TTL (a revoked key works up to this long)': {
     cell: (c) => `${c.authorizerCacheTtlSeconds} s`,
@@ -69,8 +73,8 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
     cell: ({ alarms: a }) => String(a.serverErrorMinRequests),
     shows: ['alarms'],
   },
-  '401-share alarm: % refused, judged in minutes with at least this many requests': {
-    cell: ({ alarms: a }) => `${a.refusedShare.percent}, ${a.refusedShare.minRequests}`,
+  'refused-share guard: points above the old version, judged with at least this many answers of each': {
+    cell: ({ alarms: a }) => `${a.refusedShare.points}, ${a.refusedShare.minAnswers}`,
     shows: ['alarms'],
   },
   'a list whose client takes nothing is cut after (`LIST_STALL_SECONDS`)': {

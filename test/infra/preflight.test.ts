@@ -47,6 +47,7 @@ const deploymentGroupAlarms = [
 const fake = await startFakeAws();
 afterAll(() => fake.close());
 const topicArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-AlarmTopic`;
+const ticketTopicArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-TicketTopic`;
 
 const sts = mockClient(STSClient);
 const ssm = mockClient(SSMClient);
@@ -101,9 +102,17 @@ beforeEach(() => {
         ResourceStatus: 'UPDATE_COMPLETE',
         LastUpdatedTimestamp: new Date(),
       },
+      {
+        ResourceType: 'AWS::Lambda::Function',
+        LogicalResourceId: 'ListOrdersPagedFunctionD00DAD22',
+        PhysicalResourceId: 'paged-fn',
+        ResourceStatus: 'UPDATE_COMPLETE',
+        LastUpdatedTimestamp: new Date(),
+      },
     ],
   });
   lambda.on(GetFunctionConcurrencyCommand, { FunctionName: 'list-fn' }).resolves({ ReservedConcurrentExecutions: 10 });
+  lambda.on(GetFunctionConcurrencyCommand, { FunctionName: 'paged-fn' }).resolves({ ReservedConcurrentExecutions: 10 });
   apiGateway.on(GetAccountCommand).resolves({ cloudwatchRoleArn: `arn:aws:iam::${account}:role/ApiGatewayCloudWatchRole` });
   cloudFormation.on(DescribeStacksCommand).resolves({
     Stacks: [
@@ -111,7 +120,10 @@ beforeEach(() => {
         StackName: config.stackName,
         StackStatus: 'UPDATE_COMPLETE',
         CreationTime: new Date(),
-        Outputs: [{ OutputKey: 'AlarmTopicArn', OutputValue: topicArn }],
+        Outputs: [
+          { OutputKey: 'AlarmTopicArn', OutputValue: topicArn },
+          { OutputKey: 'TicketTopicArn', OutputValue: ticketTopicArn },
+        ],
       },
     ],
   });
@@ -134,6 +146,7 @@ describe('npm run preflight', () => {
       ['Lambda concurrency', true],
       ['API Gateway logging role', true],
       ['alarm delivery', true],
+      ['ticket delivery', true],
       ['canary key', true],
       ['guard alarms', true],
     ]);
@@ -280,18 +293,19 @@ describe('npm run preflight', () => {
       });
     });
 
-    it("counts the list's current reservation as its own on a redeploy, and needs the reservation plus AWS's 100 on a first deploy", async () => {
-      // 110 unreserved after this stage already reserves 10: a redeploy keeps 110.
+    it("counts the list's and the v2 page's current reservations as their own on a redeploy, and needs both plus AWS's 100 on a first deploy", async () => {
+      const reserved = config.listReservedConcurrency + config.pagedListReservedConcurrency;
+      // 100 unreserved after this stage already reserves its 20: a redeploy keeps 100.
       lambda.on(GetAccountSettingsCommand).resolves({ AccountLimit: { ConcurrentExecutions: 120, UnreservedConcurrentExecutions: 100 } });
       expect((await result('Lambda concurrency'))?.ok).toBe(true);
-      // The first deploy into that account needs 100 + 10 unreserved.
+      // The first deploy into that account needs 100 + both reservations unreserved.
       cloudFormation.on(ListStackResourcesCommand).rejects(missingStack(config.stackName));
       lambda.on(GetAccountSettingsCommand).resolves({
-        AccountLimit: { ConcurrentExecutions: 120, UnreservedConcurrentExecutions: unreservedMinimum + config.listReservedConcurrency - 1 },
+        AccountLimit: { ConcurrentExecutions: 120, UnreservedConcurrentExecutions: unreservedMinimum + reserved - 1 },
       });
       expect((await result('Lambda concurrency'))?.ok).toBe(false);
       lambda.on(GetAccountSettingsCommand).resolves({
-        AccountLimit: { ConcurrentExecutions: 120, UnreservedConcurrentExecutions: unreservedMinimum + config.listReservedConcurrency },
+        AccountLimit: { ConcurrentExecutions: 120, UnreservedConcurrentExecutions: unreservedMinimum + reserved },
       });
       expect((await result('Lambda concurrency'))?.ok).toBe(true);
     });
@@ -326,6 +340,16 @@ describe('npm run preflight', () => {
         message: expect.stringContaining('no confirmed subscription'),
         fix: expect.stringContaining('aws sns subscribe'),
       });
+    });
+
+    it('fails when nobody has confirmed a subscription to the ticket topic, naming it', async () => {
+      sns.on(ListSubscriptionsByTopicCommand, { TopicArn: ticketTopicArn }).resolves({ Subscriptions: [] });
+      expect(await result('ticket delivery')).toMatchObject({
+        ok: false,
+        message: expect.stringContaining(`no confirmed subscription to ${ticketTopicArn}: no ticket`),
+        fix: expect.stringContaining('alarms.ticketEmail'),
+      });
+      expect((await result('alarm delivery'))?.ok).toBe(true);
     });
 
     it("fails when the stage config's alarm address has not confirmed, even beside other subscribers", async () => {
