@@ -2,11 +2,11 @@ import { pipeline, Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import middy from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context, StreamifyHandler } from 'aws-lambda';
 import { functionEnv, readConfig } from '../shared/config.ts';
 import { callDeadline, type Deadline, createDocumentClient } from '../shared/dynamo.ts';
 import { apiError, listTooLargeMessage } from '../shared/errors.ts';
-import { acceptsGzip, header, httpMiddleware } from '../shared/http.ts';
+import { acceptsGzip, bodyFailure, header, httpMiddleware, resolvedWhenClientLeaves } from '../shared/http.ts';
 import { flushMetrics, logger, metricNames, metrics, recordForVersion, reportInvalidStoredOrder } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
 import { maxListMs, minBytesPerSecond, releaseMarginMs } from '../shared/list-cuts.ts';
@@ -105,6 +105,12 @@ class ClientStalledError extends Error {
   override readonly name = 'ClientStalledError';
 }
 
+/** The next Scan page; a failure to read it is the body's own (shared/http.ts bodyFailure): the stream is cut. */
+const nextPage = (pages: AsyncGenerator<Order[]>) =>
+  pages.next().catch((error: unknown) => {
+    throw bodyFailure(error);
+  });
+
 /**
  * The JSON array, one chunk per Scan page, written as pages arrive. A failure after the first
  * byte cuts the stream (the envelope in shared/http.ts logs it): the 200 is already sent.
@@ -126,7 +132,7 @@ async function* jsonArray(
       list.waiting(false);
     };
     yield* emit('[');
-    for (let page = first; !page.done; page = await pages.next()) {
+    for (let page = first; !page.done; page = await nextPage(pages)) {
       if (page.value.length === 0) continue;
       yield* emit((count === 0 ? '' : ',') + page.value.map(orderToJson).join(','));
       count += page.value.length;
@@ -166,7 +172,7 @@ const readerWatch = (startedAt: number, invokedAt: number, remainingMs: number) 
     // Per version: ListOrdersErrors judges the new version's Errors less its cuts.
     recordForVersion('listOrders', { [metricNames.stalledListsCut]: 1 }, invokedAt);
     logger.warn(message, { reason, ...fields, durationMs: Math.round(performance.now() - startedAt) });
-    body.destroy(new ClientStalledError(reason));
+    body.destroy(bodyFailure(new ClientStalledError(reason)));
   };
   const tooLong = setTimeout(
     () => cut('list cut: it ran too long', `the list ran ${Math.round((performance.now() - startedAt) / 1000)} s, its limit`),
@@ -276,9 +282,12 @@ const endOfInvocation = async (request: { context: Context }) => {
   await end?.();
 };
 
-export const handler = middy<APIGatewayProxyEvent, { statusCode: number; headers: Record<string, string>; body: Readable }>({
+const streamed = middy<APIGatewayProxyEvent, { statusCode: number; headers: Record<string, string>; body: Readable }>({
   executionMode: executionModeStreamifyResponse,
   requestEnd: endOfInvocation,
 })
   .use(httpMiddleware(routeOf('listOrders')))
   .handler(listOrders);
+
+// middy's types describe the buffered signature; in streaming mode its handler takes the response stream.
+export const handler = resolvedWhenClientLeaves(streamed as unknown as StreamifyHandler<APIGatewayProxyEvent, void>);

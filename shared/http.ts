@@ -1,11 +1,11 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { MiddlewareObj, Request } from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context, StreamifyHandler } from 'aws-lambda';
 import { finished, Readable } from 'node:stream';
 import { dynamoDbFields, publishDynamoDbMetrics, startDynamoDbRecord } from './dynamo-calls.ts';
 import { errorRecord, isApiError } from './errors.ts';
-import { logger, metricsMiddleware, recordAnswer } from './observability.ts';
+import { flushMetrics, logger, metricNames, metrics, metricsMiddleware, recordAnswer } from './observability.ts';
 import { deprecationHeaders, type Route } from './routes.ts';
 
 /** A header's value whatever its case (API Gateway keeps the client's spelling). */
@@ -28,6 +28,46 @@ type HttpResponse = { statusCode: number; headers?: Record<string, string | numb
 const isStream = (body: unknown): body is Readable => body instanceof Readable;
 
 /**
+ * Errors a streamed body raised itself: a cut (its client too slow) or a failed read. Any other
+ * error that ends a streamed answer before its end came from the response stream: its client left.
+ */
+const raisedByBody = new WeakSet<object>();
+
+/** Marks `error` as the body's own failure (the answer is cut, and the invocation fails); returns it. */
+export const bodyFailure = <E>(error: E): E => {
+  if (typeof error === 'object' && error !== null) raisedByBody.add(error);
+  return error;
+};
+
+const isBodyFailure = (error: unknown) => typeof error === 'object' && error !== null && raisedByBody.has(error);
+
+/** When each invocation began (`Date.now()`), and those whose client's leaving was already reported. */
+const invokedAt = new WeakMap<Context, number>();
+const reportedLeft = new WeakSet<Context>();
+/** The answer each invocation gave (its status and outcome), for the line of a client that left before its end. */
+const answered = new WeakMap<Context, { statusCode: number; outcome: string; latencyMs: number }>();
+
+/**
+ * A streamed answer whose client left before its end: the client's outcome, not the function's
+ * (a web server's "client closed request"). One info line and one ListsLeftEarly, once per
+ * invocation, whichever part of the invocation sees it first. The metric is dated at the
+ * invocation's start, as Lambda dates an Errors datapoint (StalledListsCut likewise).
+ */
+const reportLeft = (context: Context, entry: Record<string, unknown>) => {
+  if (reportedLeft.has(context)) return;
+  reportedLeft.add(context);
+  // Anything stored before keeps its own time; only this count is dated back.
+  flushMetrics();
+  metrics.setTimestamp(invokedAt.get(context) ?? Date.now());
+  metrics.addMetric(metricNames.listsLeftEarly, 'Count', 1);
+  flushMetrics();
+  logger.info('list left by its client', { ...entry, outcome: 'left_by_client', ...dynamoDbFields() });
+  publishDynamoDbMetrics();
+  // Each call is in one completion line: a later line of the same request (none is expected) starts empty.
+  startDynamoDbRecord();
+};
+
+/**
  * Request id, standard headers and one access-log line for every answer, the error
  * responses included. Used before httpErrorHandler so that its onError runs after the
  * error has become a response (middy runs onError hooks in reverse order).
@@ -45,6 +85,7 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
 
   const before = (request: Request<APIGatewayProxyEvent, HttpResponse>) => {
     startedAt.set(request, performance.now());
+    invokedAt.set(request.context, Date.now());
     logger.resetKeys();
     logger.appendKeys({ request_id: request.event.requestContext?.requestId, operation });
     startDynamoDbRecord();
@@ -52,6 +93,7 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
   const complete = (level: 'info' | 'error', message: string, entry: Record<string, unknown>) => {
     logger[level](message, { ...entry, ...dynamoDbFields() });
     publishDynamoDbMetrics();
+    startDynamoDbRecord();
   };
   const finish = (request: Request<APIGatewayProxyEvent, HttpResponse>) => {
     const response = request.response;
@@ -62,6 +104,7 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
     const error = request.error;
     const code = isApiError(error) ? error.code : error == null ? undefined : 'internal_error';
     const entry = { statusCode: response.statusCode, outcome: code ?? 'ok', latencyMs: elapsedMs() };
+    answered.set(request.context, entry);
     // For this version's guard alarms: a 500 is its own failure; a 4xx but 429 is the client's refused request.
     const refused = response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429;
     recordAnswer(operation, { fault: code === 'internal_error', refused, latencyMs: entry.latencyMs });
@@ -70,7 +113,7 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
       finished(response.body, (streamError) => {
         if (!streamError) complete('info', 'request completed', { ...entry, latencyMs: elapsedMs(), firstByteMs });
         // The status line is gone already: the client sees a cut connection, on-call sees this.
-        else
+        else if (isBodyFailure(streamError))
           complete('error', 'response cut short', {
             ...entry,
             outcome: 'truncated',
@@ -78,12 +121,31 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
             firstByteMs,
             error: streamError,
           });
+        else reportLeft(request.context, { ...entry, latencyMs: elapsedMs(), firstByteMs, error: streamError });
       });
     } else if (response.statusCode >= 500) complete('error', 'request failed', { ...entry, error });
     else complete('info', 'request completed', entry);
   };
   return { before, after: finish, onError: finish };
 };
+
+/**
+ * A streamed route's handler (middy's, in streaming mode) whose client may leave: when the response
+ * stream was closed before the answer's end by anything but the body's own failure (bodyFailure),
+ * the invocation resolves instead of failing, and the line `list left by its client` and
+ * ListsLeftEarly say so (once; the request envelope may have said it already, at the body's end).
+ * The body's own failures (a cut, a failed read) still fail the invocation: their client must see
+ * a broken stream, which on Lambda only a failed invocation gives (docs/decisions.md).
+ */
+export const resolvedWhenClientLeaves = <Event>(inner: StreamifyHandler<Event, void>): StreamifyHandler<Event, void> =>
+  awslambda.streamifyResponse(async (event: Event, stream: awslambda.HttpResponseStream, context: Context) => {
+    try {
+      await inner(event, stream, context);
+    } catch (error) {
+      if (!stream.destroyed || isBodyFailure(error)) throw error;
+      reportLeft(context, { ...answered.get(context), error });
+    }
+  });
 
 /**
  * A streamed route's string bodies (its Error records) become streams, so that middy pipes every

@@ -28,8 +28,18 @@ export const metricNames = {
   invalidStoredOrders: 'InvalidStoredOrders',
   /** A list refused because its key already runs its tier's concurrent lists (429). */
   listsRefusedPerKey: 'ListsRefusedPerKey',
-  /** A list cut because its client took nothing of it for LIST_STALL_SECONDS. */
+  /**
+   * A list cut by the function because its client took nothing of it for LIST_STALL_SECONDS, read
+   * below the minimum rate, or kept it past its maximum duration: the invocation ends with an error
+   * (Lambda counts it in Errors), dated at the invocation's start.
+   */
   stalledListsCut: 'StalledListsCut',
+  /**
+   * A streamed answer whose client left before its end (shared/http.ts): the invocation resolves
+   * and the list's lease is given back at once. Dated at the invocation's start, as Lambda dates an
+   * Errors datapoint: whether Lambda counts such an invocation in Errors is not the function's to decide.
+   */
+  listsLeftEarly: 'ListsLeftEarly',
   /** Not emitted by a function: counted from the API access log by a metric filter (infra/). */
   authorizerFailures: 'AuthorizerFailures',
   /** Likewise: requests answered 429 (a key's usage plan or the stage throttle), per route. */

@@ -143,11 +143,14 @@ describe('a list whose client stops reading (npm start, LIST_STALL_SECONDS=1)', 
   it('frees the slots of lists whose clients leave mid-list, and goes on serving', async () => {
     const auth = { Authorization: `Bearer ${key}` };
     const left = await Promise.all(Array.from({ length: localStage.listReservedConcurrency }, () => pausedList(port)));
+    const leftLines = () => service.output().match(/"message":"list left by its client"/g)?.length ?? 0;
+    const cutLines = () => service.output().match(/"message":"response cut short"/g)?.length ?? 0;
+    const [leftBefore, cutBefore] = [leftLines(), cutLines()];
     for (const { socket } of left) socket.destroy();
-    // The readiness signal: each cut list's completion line (outcome truncated); then the slots come free.
-    const truncated = () => service.output().match(/"message":"response cut short"/g)?.length ?? 0;
-    const before = truncated();
-    while (truncated() < before + left.length) await sleep(100);
+    // The readiness signal: each left list's one line (its client's outcome, not an error; or, were the
+    // 1 s stall window to pass before the reset, its cut); then the slots come free.
+    while (leftLines() + cutLines() < leftBefore + cutBefore + left.length) await sleep(100);
+    expect(leftLines()).toBeGreaterThan(leftBefore);
     let next = await fetch(`${service.url}/store/orders`, { headers: auth });
     // A slot is given back once the list's function has returned, just after its log line: at most a refusal or two.
     while (next.status === 503) {

@@ -75,7 +75,10 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
   });
 
   it('alarms on the share of failed answers, the 5xx less the documented refusals, in 5 minutes with enough requests', () => {
-    const rate = alarmNamed('Api5xxRate') as { Threshold: number; Metrics: { Id: string; Expression?: string; MetricStat?: never }[] };
+    const rate = alarmNamed('Api5xxRate') as {
+      Threshold: number;
+      Metrics: { Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string } } }[];
+    };
     expect(rate.Threshold).toBe(config.alarms.serverErrorRatePercent);
     const failed = '(FILL(errors, 0) - FILL(shed0, 0) - FILL(shed1, 0) - FILL(notReady, 0))';
     expect(rate.Metrics.find((metric) => metric.Expression !== undefined)!.Expression).toBe(
@@ -84,7 +87,7 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
     const read = Object.fromEntries(
       rate.Metrics.filter((metric) => metric.MetricStat !== undefined).map((m) => [
         m.Id,
-        `${(m.MetricStat as { Metric: { MetricName: string } }).Metric.MetricName} ${JSON.stringify((m.MetricStat as { Metric: unknown }).Metric)}`,
+        `${m.MetricStat!.Metric.MetricName} ${JSON.stringify(m.MetricStat!.Metric)}`,
       ]),
     );
     expect(Object.keys(read).sort()).toEqual(['errors', 'notReady', 'requests', 'shed0', 'shed1']);

@@ -33,6 +33,13 @@ export type Invocation = {
   readonly clientGone?: boolean;
   /** A streamed answer's client that takes this many bytes per second (each write acknowledged once it would have been read). */
   readonly clientBytesPerSecond?: number;
+  /**
+   * A streamed answer's client that leaves once it has this many bytes (the prelude included), seen by
+   * the function: the response stream is destroyed with a connection reset, as the runtime interface
+   * client's request to Lambda is when Lambda's side of it fails. (A client that leaves unseen is one
+   * whose writes go on being acknowledged: from the function's side, an ordinary client.)
+   */
+  readonly clientLeavesAfterBytes?: number;
 };
 
 export type Plan = {
@@ -57,13 +64,19 @@ class CollectedStream extends LambdaResponseStream {
   /** `clientStops`: the first write is never acknowledged and nothing more is buffered, as for a client that stopped reading. */
   private readonly clientStops: boolean;
   private readonly bytesPerSecond: number | undefined;
-  constructor(clientStops = false, bytesPerSecond?: number) {
+  private readonly leavesAfterBytes: number;
+  private received = 0;
+  constructor({ clientStops = false, clientBytesPerSecond, clientLeavesAfterBytes = Infinity }: Partial<Invocation> = {}) {
     super(clientStops ? { highWaterMark: 1 } : {});
     this.clientStops = clientStops;
-    this.bytesPerSecond = bytesPerSecond;
+    this.bytesPerSecond = clientBytesPerSecond;
+    this.leavesAfterBytes = clientLeavesAfterBytes;
   }
   protected deliver(bytes: Buffer, done: () => void) {
     this.chunks.push(bytes);
+    this.received += bytes.length;
+    if (this.received >= this.leavesAfterBytes)
+      return this.destroy(Object.assign(new Error('the client left: connection reset'), { code: 'ECONNRESET' }));
     if (this.clientStops) return;
     if (this.bytesPerSecond === undefined) done();
     else setTimeout(done, (bytes.length / this.bytesPerSecond) * 1000);
@@ -90,8 +103,8 @@ const run = async (plan: Plan): Promise<Outcome[]> => {
   const handler = module[exportName] as LambdaHandler;
   const fn = { name: plan.functionName, memorySize: plan.memorySize, timeoutSeconds: plan.timeoutSeconds };
   const outcomes: Outcome[] = [];
-  for (const { name, requestId, event, clientStops, clientGone, clientBytesPerSecond } of plan.invocations) {
-    const stream = new CollectedStream(clientStops, clientBytesPerSecond);
+  for (const { name, requestId, event, clientGone, ...client } of plan.invocations) {
+    const stream = new CollectedStream(client);
     if (clientGone) stream.destroy();
     const streamed = (error?: string): Outcome => {
       const { prelude, body } = stream.decode();
@@ -103,6 +116,9 @@ const run = async (plan: Plan): Promise<Outcome[]> => {
         (context) => (isStreamingHandler(handler) ? handler(event, stream, context) : (handler as BufferedHandler)(event, context)),
         { requestId, site: site(plan) },
       );
+      // As the runtime interface client: a handler that resolved must have ended its stream, unless
+      // the stream was closed under it (src/runtime/streaming-invoke-processor.ts).
+      if (isStreamingHandler(handler) && !stream.writableFinished && !stream.destroyed) throw new Error('Response stream is not finished.');
       outcomes.push(isStreamingHandler(handler) ? streamed() : { name, outcome: 'returned', value });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);

@@ -21,7 +21,7 @@ import { metricNames, metricsNamespace } from '../../shared/observability.ts';
 import { basePath, routes } from '../../shared/routes.ts';
 import { logicalId, repoRoot, stageNames, synthApp } from '../lib/cdk.ts';
 import { createTestTables, dynamoDbEndpoint, order } from '../lib/local-api.ts';
-import { deployedFunction, type Run, runBundle } from '../lib/bundles.ts';
+import { deployedFunction, type Line, type Run, runBundle } from '../lib/bundles.ts';
 import type { Invocation, Outcome } from '../lib/lambda-runtime.ts';
 import {
   flatKeys,
@@ -38,7 +38,10 @@ import {
 const unreachableDynamoDb = 'http://127.0.0.1:9';
 
 /** Metrics a function emits that nothing reads, each with why it is emitted anyway. */
-const unreadMetrics: Record<string, string> = {};
+const unreadMetrics: Record<string, string> = {
+  [metricNames.listsLeftEarly]:
+    "a client's own outcome, never a fault: read by no alarm, but counted so that the list's Errors can be judged without it",
+};
 
 /** The stage's API as the events name it. */
 const api: ApiSite = { accountId: '123456789012', apiId: 'abc123', domainName: 'abc123.execute-api.us-east-1.amazonaws.com' };
@@ -165,18 +168,22 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     const slowTables = await createTestTables(
       Array.from({ length: 3_000 }, (_, i) => order(String(10_000 + i), 'pending', { petId: String(i), quantity: '1', complete: false })),
     );
-    runs.listSlow = runBundle(
-      deployed(
-        list,
-        {
-          [logicalId(s, s.ordersTable)]: slowTables.orders.tableName,
-          [logicalId(s, s.apiKeysTable)]: slowTables.apiKeys.tableName,
-          [logicalId(s, s.listLeasesTable)]: slowTables.listLeases.tableName,
-        },
-        { ...endpoint, LIST_STALL_SECONDS: '3' },
-      ),
-      [{ ...http('list-slow', 'GET', '/store/orders'), clientBytesPerSecond: 50_000 }],
-    );
+    const slowNames = {
+      [logicalId(s, s.ordersTable)]: slowTables.orders.tableName,
+      [logicalId(s, s.apiKeysTable)]: slowTables.apiKeys.tableName,
+      [logicalId(s, s.listLeasesTable)]: slowTables.listLeases.tableName,
+    };
+    runs.listSlow = runBundle(deployed(list, slowNames, { ...endpoint, LIST_STALL_SECONDS: '3' }), [
+      { ...http('list-slow', 'GET', '/store/orders'), clientBytesPerSecond: 50_000 },
+    ]);
+    // Clients that leave mid-list, seen by the function (its response stream reset once the client
+    // has about one Scan page of 100 orders, the plain one read at 5,000 bytes/s, so a second or
+    // more in; the other gzip-compressed), then one that stays: the same key's next list is whole.
+    runs.listLeft = runBundle(deployed(list, slowNames, { ...endpoint, SCAN_PAGE_SIZE: '100' }), [
+      { ...http('list-left', 'GET', '/store/orders'), clientLeavesAfterBytes: 10_000, clientBytesPerSecond: 5_000 },
+      { ...http('list-left-gzip', 'GET', '/store/orders', { 'Accept-Encoding': 'gzip' }), clientLeavesAfterBytes: 4_000 },
+      http('list-after-left', 'GET', '/store/orders'),
+    ]);
     slowLeases = async () => (await slowTables.client.send(new ScanCommand({ TableName: slowTables.listLeases.tableName }))).Items ?? [];
     runs.cancel = runBundle(deployed(cancel, names, endpoint), [
       http('cancel', 'DELETE', '/store/orders/1'),
@@ -265,26 +272,84 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     expect(Date.parse(String(cut[0]!.timestamp)) - counted[0]!._aws.Timestamp).toBeGreaterThanOrEqual(1_000);
   });
 
+  /** One invocation's lines `list left by its client` and its error lines (other than its answer's own). */
+  const leftOf = (run: string, name: string) => {
+    const lines = runs[run]!.lines.filter((line) => line.request_id === `api-${stage}-${name}`);
+    return {
+      left: lines.filter((line) => line.message === 'list left by its client'),
+      errors: lines.filter((line) => line.level === 'ERROR' && line.message !== 'request failed'),
+    };
+  };
+  /** A run's ListsLeftEarly counts (EMF lines carry no request id), in order. */
+  const leftCounts = (run: string) =>
+    runs[run]!.lines.filter((line) => '_aws' in line && metricNames.listsLeftEarly in line) as ({ _aws: { Timestamp: number } } & Line)[];
+
   it('gives every lease back, whichever way its list ended (whole, cut, its client gone before the first byte)', async () => {
-    for (let i = 0; i < config.tiers[config.defaultTier].concurrentLists; i++)
-      expect(outcome('listGone', `list-gone-${i}`)).toMatchObject({ outcome: 'streamed' });
+    for (let i = 0; i < config.tiers[config.defaultTier].concurrentLists; i++) {
+      // Its client gone before the first byte: the invocation resolves, and says so once.
+      expect(outcome('listGone', `list-gone-${i}`)).toEqual({ name: `list-gone-${i}`, outcome: 'streamed', prelude: undefined, body: '' });
+      const { left, errors } = leftOf('listGone', `list-gone-${i}`);
+      expect(left).toEqual([expect.objectContaining({ level: 'INFO', statusCode: 200, outcome: 'left_by_client' })]);
+      expect(errors).toEqual([]);
+    }
+    expect(leftCounts('listGone').map((line) => line[metricNames.listsLeftEarly])).toEqual(
+      Array.from({ length: config.tiers[config.defaultTier].concurrentLists }, () => 1),
+    );
     expect(outcome('listGone', 'list-after-gone')).toMatchObject({ outcome: 'streamed', prelude: { statusCode: 200 } });
     expect(await leasesAfterRuns()).toEqual([]);
   });
 
-  it('ends at once a list that fails after its client left, and gives its lease back (no wait for the function timeout)', async () => {
+  it('ends at once, without an error, a list that failed or was refused after its client left, and gives its lease back', async () => {
     for (const [run, name, status, code] of [
       ['listGoneFailed', 'list-gone-down', 503, 'service_unavailable'],
       ['listGoneRefused', 'list-gone-too-large', 406, 'list_too_large'],
     ] as const) {
-      // The pipe into the destroyed stream is refused: the invocation ends with that error, its answer unsent.
-      expect(outcome(run, name)).toMatchObject({ outcome: 'streamed', error: 'Cannot pipe to a closed or destroyed stream' });
+      // The pipe into the destroyed stream is refused: the answer is unsent, and the invocation resolves.
+      expect(outcome(run, name)).toEqual({ name, outcome: 'streamed', prelude: undefined, body: '' });
       expect(runs[run]!.lines.find((line) => line.message === 'request failed' || line.message === 'request completed')).toMatchObject({
         statusCode: status,
         outcome: code,
       });
+      expect(leftOf(run, name).left).toEqual([expect.objectContaining({ level: 'INFO', statusCode: status, outcome: 'left_by_client' })]);
+      expect(leftCounts(run).map((line) => line[metricNames.listsLeftEarly])).toEqual([1]);
     }
     expect(await leasesAfterRuns()).toEqual([]);
+  });
+
+  it('ends a list whose client leaves mid-list without an error: it stops scanning, gives its lease back at once, and says so in one line and one ListsLeftEarly', async () => {
+    for (const name of ['list-left', 'list-left-gzip']) {
+      const left = outcome('listLeft', name) as Extract<Outcome, { outcome: 'streamed' }>;
+      expect(left).toMatchObject({ outcome: 'streamed', prelude: { statusCode: 200 } });
+      expect(left.error).toBeUndefined();
+      const { left: lines, errors } = leftOf('listLeft', name);
+      expect(lines).toEqual([
+        expect.objectContaining({ level: 'INFO', statusCode: 200, outcome: 'left_by_client', firstByteMs: expect.any(Number) }),
+      ]);
+      expect(errors).toEqual([]);
+      const own = runs.listLeft!.lines.filter((line) => line.request_id === `api-${stage}-${name}`);
+      expect(own.map((line) => line.message)).not.toContain('response cut short');
+    }
+    // (zlib holds the compressed list back in chunks of 16 KB: the gzip one may have been read whole before its client left.)
+    const plainLines = runs.listLeft!.lines.filter((line) => line.request_id === `api-${stage}-list-left`);
+    expect(plainLines.map((line) => line.message)).not.toContain('orders listed');
+    // The plain list stopped after a few of the store's 30 Scan pages of 100, and gave its lease back before the line.
+    const plain = leftOf('listLeft', 'list-left').left[0]!;
+    // Its count is dated at the invocation's start (as Lambda dates an Errors datapoint), a second or more before the line.
+    const startedAt = Date.parse(String(plain.timestamp)) - Number(plain.latencyMs);
+    expect(Number(plain.latencyMs)).toBeGreaterThan(900);
+    const counts = leftCounts('listLeft');
+    expect(counts.map((line) => line[metricNames.listsLeftEarly])).toEqual([1, 1]);
+    expect(Math.abs(counts[0]!._aws.Timestamp - startedAt)).toBeLessThan(250);
+    // Read whole (the next list), the store takes about 30 Scan pages and 35 calls in all; the left one
+    // stopped with the pages its segments had read ahead and the 16 KB its stream buffers (17 calls
+    // with 4 segments, 21 with 8).
+    const whole = runs.listLeft!.lines.find((line) => line.request_id === `api-${stage}-list-after-left` && 'dynamoDbCalls' in line)!;
+    expect(Number(plain.dynamoDbCalls)).toBeLessThan((Number(whole.dynamoDbCalls) * 2) / 3);
+    // The same key's next list runs whole: both leases came back.
+    const after = outcome('listLeft', 'list-after-left') as Extract<Outcome, { outcome: 'streamed' }>;
+    expect(after).toMatchObject({ prelude: { statusCode: 200 } });
+    expect(JSON.parse(Buffer.from(after.body, 'base64').toString('utf8'))).toHaveLength(3_000);
+    expect(await slowLeases()).toEqual([]);
   });
 
   it('cuts a list whose client reads below the minimum rate, logs and counts it, and gives its lease back', async () => {
