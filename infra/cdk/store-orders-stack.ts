@@ -240,11 +240,8 @@ export class StoreOrdersStack extends Stack {
    * set on every method: a per-method entry inherits neither from the stage-wide one.
    */
   private methodOptions(): Record<string, apigw.MethodDeploymentOptions> {
-    const stageThrottles: Record<LimitClass, Throttling> = {
-      request: this.config.throttling,
-      list: this.config.listThrottling,
-      pagedList: this.config.pagedListThrottling,
-    };
+    const { throttling: request, listThrottling: list, pagedListThrottling: pagedList } = this.config;
+    const stageThrottles: Record<LimitClass, Throttling> = { request, list, pagedList };
     return Object.fromEntries(
       routes.map((route) => {
         const limits = stageThrottles[operations[route.operation].throttling];
@@ -372,7 +369,7 @@ export class StoreOrdersStack extends Stack {
     });
     new CfnOutput(this, 'AlarmTopicArn', { description: 'Subscribe on-call here (pages)', value: this.monitoring.alarmTopic.topicArn });
     new CfnOutput(this, 'TicketTopicArn', {
-      description: "Subscribe the team's ticket queue here (tickets, for the next working day)",
+      description: "Subscribe the team's queue here (tickets)",
       value: this.monitoring.ticketTopic.topicArn,
     });
     new CfnOutput(this, 'DashboardUrl', { value: this.monitoring.dashboardUrl });
