@@ -259,7 +259,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       pagedListP99LatencyMs: 4000,
       functionErrors: 5,
       authFailures: 100,
-      refusedShare: { points: 50, minAnswers: 5 },
+      refusedShare: { points: 50, minAnswers: 10 },
       slo: {
         availabilityPercent: 99.5,
         cancelLatency: { percent: 99, thresholdMs: 3000 },

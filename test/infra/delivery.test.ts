@@ -80,6 +80,7 @@ describe.each(stageNames)('delivery to %s', (stage) => {
       CancelOrder: undefined,
       ListOrdersPaged: config.pagedListReservedConcurrency,
     });
+    expect(config.pagedListReservedConcurrency).toBeGreaterThan(0);
   });
 });
 
