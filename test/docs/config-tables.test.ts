@@ -142,18 +142,20 @@ describe('the tier table (docs/api.md)', () => {
         stage,
         rate: `${tier.throttling.rateLimit}, ${tier.throttling.burstLimit}`,
         list: `${tier.listThrottling.rateLimit}, ${tier.listThrottling.burstLimit}`,
+        page: `${tier.pagedListThrottling.rateLimit}, ${tier.pagedListThrottling.burstLimit}`,
         perDay: tier.dailyQuota,
         listsAtOnce: String(tier.concurrentLists),
       })),
     );
     const documented = rows
       .filter(([, stage]) => stage !== 'local only')
-      .map(([tier, stage, rate, list, perDay, listsAtOnce]) => ({
+      .map(([tier, stage, rate, list, page, perDay, listsAtOnce]) => ({
         tier: /^`(\w+)`/.exec(tier!)![1],
         default: tier!.includes('(default)'),
         stage,
         rate,
         list,
+        page,
         perDay: count(perDay!),
         listsAtOnce,
       }));
@@ -162,7 +164,7 @@ describe('the tier table (docs/api.md)', () => {
 
   it('lists the local-only developer tier as unlimited', () => {
     expect(Object.keys(localStage.tiers)).toContain(unlimitedTier);
-    expect(rows.filter(([, stage]) => stage === 'local only')).toEqual([[`\`${unlimitedTier}\``, 'local only', '—', '—', '—', '—']]);
+    expect(rows.filter(([, stage]) => stage === 'local only')).toEqual([[`\`${unlimitedTier}\``, 'local only', '—', '—', '—', '—', '—']]);
   });
 });
 
@@ -189,15 +191,24 @@ describe.each(stageNames)('docs/operating.md against the %s template', (stage) =
         ),
       ),
     );
-    const documented = tableRows(markdown, 'alarm').flatMap(([names, , guards]) =>
+    const documented = tableRows(markdown, 'alarm').flatMap(([names, , guards, tells]) =>
       [...names!.matchAll(/`(\w+)(…)?`/g)].flatMap(([, name, ellipsis]) => {
         // `ApiKeysTable…`: every alarm whose id starts so.
         const ids = ellipsis === undefined ? [name!] : templateIds.filter((id) => id.startsWith(name!));
-        return ids.map((id) => ({ id, guards }));
+        return ids.map((id) => ({ id, guards, tells }));
       }),
     );
     expect(documented.map(({ id }) => id).sort()).toEqual(templateIds);
     expect(documented.filter(({ id, guards }) => (guards === 'yes') !== guardIds.has(id))).toEqual([]);
+    // Whom each tells, as its actions say: the paging topic, the ticket topic, or nobody (an SLO's window alarm).
+    const topicIds = new Map(ofType('AWS::SNS::Topic').map(([logicalId, topic]) => [logicalId, String(topic.Properties.DisplayName)]));
+    const tellsOf = (id: string) => {
+      const alarm = ofType('AWS::CloudWatch::Alarm').find(([, candidate]) => candidate.Properties.AlarmName === `${prefix}${id}`)![1];
+      const action = (alarm.Properties.AlarmActions as { Ref: string }[] | undefined)?.[0];
+      if (action === undefined) return 'nobody';
+      return topicIds.get(action.Ref)!.endsWith('tickets') ? 'ticket' : 'page';
+    };
+    expect(documented.filter(({ id, tells }) => tells !== tellsOf(id))).toEqual([]);
     expect(guardIds.size).toBeGreaterThan(0);
   });
 

@@ -102,15 +102,16 @@ const binomial = (n: number, p: number) => {
 };
 
 /**
- * The chance that a good new version's refused share exceeds the old one's by `points` in one
- * 5-minute period, when clients send refusable requests at share `p` (whatever they are: wrong
- * keys, unknown orders, a flood of them) and CodeDeploy sends `weight` of them to the new version,
- * `answers` to the new one: both shares binomial, the old one's from the rest.
+ * The chance that the new version's refused share exceeds the old one's by `points` in one 5-minute
+ * period, when the new version refuses each answer with chance `refusedNew`, the old with
+ * `refusedOld`, and CodeDeploy sends `weight` of the invocations to the new one, `answers` of them:
+ * both shares binomial, the old one's from the rest. A good release: both alike, whatever clients
+ * send (wrong keys, unknown orders, a flood of them).
  */
-export const falseAlarmChance = (p: number, answers: number, weight: number, points: number) => {
+export const alarmChance = (refusedNew: number, refusedOld: number, answers: number, weight: number, points: number) => {
   const older = Math.round((answers * (1 - weight)) / weight);
-  const newer = binomial(answers, p);
-  const old = binomial(older, p);
+  const newer = binomial(answers, refusedNew);
+  const old = binomial(older, refusedOld);
   let chance = 0;
   for (let x = 0; x <= answers; x++)
     for (let y = 0; y <= older; y++) if ((100 * x) / answers - (100 * y) / older >= points) chance += newer[x]! * old[y]!;
@@ -118,22 +119,28 @@ export const falseAlarmChance = (p: number, answers: number, weight: number, poi
 };
 
 describe('RefusedShare against clients who send what they like', () => {
+  const worstOver = (answers: number, points: number) =>
+    Math.max(...Array.from({ length: 101 }, (_, i) => alarmChance(i / 100, i / 100, answers, 0.1, points)));
+
   it.each(stageNames)(
-    'stays under half a percent a period on %s, whatever share of refusable requests clients send, at the fewest answers judged',
+    'goes off for a good release on %s in at most 0.2 percent of 5-minute periods, whatever share of refusable requests clients send',
     (stage) => {
       const { points, minAnswers } = stages[stage].alarms.refusedShare;
-      const worst = Math.max(...Array.from({ length: 101 }, (_, i) => falseAlarmChance(i / 100, minAnswers, 0.1, points)));
-      expect(worst).toBeLessThan(0.005);
+      const worst = worstOver(minAnswers, points);
+      expect(worst).toBeLessThan(0.002);
       // More answers only make it rarer.
-      expect(Math.max(...Array.from({ length: 101 }, (_, i) => falseAlarmChance(i / 100, 2 * minAnswers, 0.1, points)))).toBeLessThan(
-        worst,
-      );
+      expect(worstOver(2 * minAnswers, points)).toBeLessThan(worst);
+      // The figure docs/deploying.md states ("What the guards see").
+      const page = readFileSync(join(repoRoot, 'docs/deploying.md'), 'utf8');
+      expect(page).toContain(`at most ${(100 * worst).toFixed(2)} % of 5-minute periods`);
     },
   );
 
-  it('goes off for a new version refusing everything while the old one refuses under half', () => {
-    expect(falseAlarmChance(0.3, 10, 0.1, 50)).toBeLessThan(0.01);
-    // A version refusing all (p = 1 for it) against an old one refusing 30 %: 100 − 30 = 70 ≥ 50.
-    expect(100 - 30).toBeGreaterThanOrEqual(stages.production.alarms.refusedShare.points);
+  it('goes off, nearly surely, for a release refusing what the old version accepts', () => {
+    const { points, minAnswers } = stages.production.alarms.refusedShare;
+    // A cancel answering 409 for pending orders (nearly all its answers) against one refusing a tenth.
+    expect(alarmChance(0.95, 0.1, minAnswers, 0.1, points)).toBeGreaterThan(0.99);
+    // An authorizer denying every key against one refusing the wrong keys of a busy day (a third).
+    expect(alarmChance(1, 0.33, minAnswers, 0.1, points)).toBeGreaterThan(0.99);
   });
 });

@@ -8,7 +8,7 @@ import type { StageTopics } from './topics.ts';
 // (./alarms.ts lists them) adds its own through `alarm`.
 
 /**
- * Whom an alarm tells (docs/operating.md#alarms): `page`, on-call at once, through the paging
+ * Whom an alarm tells (docs/operating.md#logs-metrics-alarms-dashboard-and-queries): `page`, on-call at once, through the paging
  * topic; `ticket`, the team on its next working day, through the ticket topic. A guard (an alarm a
  * deployment group watches) pages too: it judges the version a deploy moves to, which between
  * deploys is the one serving.
