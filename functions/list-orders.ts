@@ -13,6 +13,7 @@ import { maxListMs, minBytesPerSecond, releaseMarginMs } from '../shared/list-cu
 import { acquireListLease, type ListLease, releaseListLease } from '../shared/list-leases.ts';
 import { approximateItemCount, scanOrderPages } from '../shared/orders-repository.ts';
 import { routeOf } from '../shared/routes.ts';
+import { canaryTier, probeListBytes } from '../shared/probes.ts';
 import type { Order } from '../shared/schemas.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
@@ -54,10 +55,17 @@ const checkListFits = async (gzip: boolean, deadline: Deadline) => {
  * One of the key's list leases (its tier's LIST_CONCURRENT_PER_KEY), held until the list ends;
  * without one the list is refused with 429 before anything is read.
  */
-const takeLease = async (event: APIGatewayProxyEvent, context: Context, deadline: Deadline): Promise<ListLease | undefined> => {
+/** The key the authorizer allowed (its id and tier, from its answer's context). */
+const keyOf = (event: APIGatewayProxyEvent) => {
   const authorizer = event.requestContext.authorizer ?? {};
-  const keyId = typeof authorizer.principalId === 'string' ? authorizer.principalId : 'unknown';
-  const tier = typeof authorizer.tier === 'string' ? authorizer.tier : '*';
+  return {
+    keyId: typeof authorizer.principalId === 'string' ? authorizer.principalId : 'unknown',
+    tier: typeof authorizer.tier === 'string' ? authorizer.tier : '*',
+  };
+};
+
+const takeLease = async (event: APIGatewayProxyEvent, context: Context, deadline: Deadline): Promise<ListLease | undefined> => {
+  const { keyId, tier } = keyOf(event);
   const slots = config.LIST_CONCURRENT_PER_KEY.get(tier) ?? config.LIST_CONCURRENT_PER_KEY.get('*')!;
   // The local developer's tier: no per-key bound, only the stage's.
   if (slots === 'none') return undefined;
@@ -115,19 +123,30 @@ const nextPage = (pages: AsyncGenerator<Order[]>) =>
  * The JSON array, one chunk per Scan page, written as pages arrive. A failure after the first
  * byte cuts the stream (the envelope in shared/http.ts logs it): the 200 is already sent.
  * `waiting` tells the reader watch a chunk waits for the client (its size), then that it was taken.
- * However the array ends (whole, failed, cut), the list's `end()` runs before the stream ends,
- * so a frozen or finished function never keeps its lease.
+ * A probe's list (`maxBytes`: shared/probes.ts probeListBytes) closes the array after the page that
+ * reaches its bound, and the scan stops there. However the array ends (whole, bounded, failed, cut,
+ * left), the list's `end()` runs before the stream ends, so a frozen or finished function never keeps its lease.
  */
 async function* jsonArray(
   first: IteratorResult<Order[]>,
   pages: AsyncGenerator<Order[]>,
-  list: { startedAt: number; waiting: (bytes: number | false) => void; stop: () => void; end: (whole?: boolean) => Promise<void> },
+  list: {
+    startedAt: number;
+    maxBytes: number;
+    waiting: (bytes: number | false) => void;
+    stop: () => void;
+    end: (whole?: boolean) => Promise<void>;
+  },
 ) {
   let count = 0;
+  let bytes = 0;
+  let bounded = false;
   let whole = false;
   try {
     const emit = function* (chunk: string) {
-      list.waiting(Buffer.byteLength(chunk));
+      const size = Buffer.byteLength(chunk);
+      bytes += size;
+      list.waiting(size);
       yield chunk;
       list.waiting(false);
     };
@@ -136,11 +155,17 @@ async function* jsonArray(
       if (page.value.length === 0) continue;
       yield* emit((count === 0 ? '' : ',') + page.value.map(orderToJson).join(','));
       count += page.value.length;
+      bounded = bytes >= list.maxBytes;
+      if (bounded) break;
     }
     yield* emit(']');
-    metrics.addMetric(metricNames.ordersListed, 'Count', count);
-    metrics.addMetric(metricNames.listDuration, 'Milliseconds', performance.now() - list.startedAt);
-    logger.info('orders listed', { count, durationMs: Math.round(performance.now() - list.startedAt) });
+    const durationMs = Math.round(performance.now() - list.startedAt);
+    // A probe's bounded list says nothing of what clients' lists count and take.
+    if (!bounded) {
+      metrics.addMetric(metricNames.ordersListed, 'Count', count);
+      metrics.addMetric(metricNames.listDuration, 'Milliseconds', durationMs);
+    }
+    logger.info('orders listed', { count, durationMs, ...(bounded ? { endedAtProbeBound: list.maxBytes } : {}) });
     whole = true;
   } finally {
     list.waiting(false);
@@ -248,9 +273,13 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   metrics.addMetric(metricNames.listFirstByte, 'Milliseconds', performance.now() - startedAt);
   const reader = readerWatch(startedAt, invokedAt, context.getRemainingTimeInMillis());
   // One page of JSON text held ahead of a slow client at most (objectMode holds 16 by default).
-  const json = Readable.from(jsonArray(first, pages, { startedAt, waiting: reader.waiting, stop: reader.stop, end: ending.end }), {
-    highWaterMark: 1,
-  });
+  const maxBytes = keyOf(event).tier === canaryTier ? probeListBytes : Infinity;
+  const json = Readable.from(
+    jsonArray(first, pages, { startedAt, maxBytes, waiting: reader.waiting, stop: reader.stop, end: ending.end }),
+    {
+      highWaterMark: 1,
+    },
+  );
   reader.attach(json);
   // A body destroyed before it was first read (its client left first) never runs the array's own
   // cleanup; once it ran, this is the same end.

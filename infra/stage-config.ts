@@ -194,10 +194,12 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
 };
 
 /**
- * The synthetic client's tier (npm run keys -- canary), the same on every stage: seven requests a
- * minute, two of them v1 lists and two v2 pages, sent as fast as they answer, so the burst holds all
- * seven and one more (a burst above it is answered 429 with Retry-After: 1, which the smoke check
- * waits out), and the pre-traffic hook.
+ * The synthetic client's tier (npm run keys -- canary), the same on every stage: each minute's run
+ * sends eight requests with its key (two v1 lists, three v2 pages, three cancels: an id that cannot
+ * exist and its own pending order twice), besides a wrong key and an unknown route, as fast as they
+ * answer, so the burst holds them (a 429 beyond it carries Retry-After: 1, which the smoke check
+ * waits out as busy); and the pre-traffic hook. A key of this tier is answered a bounded v1 list
+ * (shared/probes.ts).
  */
 const canaryTier: Tier = {
   throttling: { rateLimit: 2, burstLimit: 8 },

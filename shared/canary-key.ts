@@ -1,5 +1,5 @@
 /**
- * The stage's canary key: an ordinary API key in tier `canary`, issued by `npm run keys -- canary`
+ * The stage's canary key: an ordinary API key in tier `canary` (shared/probes.ts `canaryTier`), issued by `npm run keys -- canary`
  * and kept in Secrets Manager, never in a template or the repository. The Synthetics canary
  * (functions/canary.ts) and the pre-traffic hook (functions/pre-traffic-hook.ts) read it.
  */
@@ -8,9 +8,6 @@ import { z } from 'zod';
 
 /** The secret's name on a stage: the stack grants the canary and the hook read access to exactly this. */
 export const canaryKeySecretName = (stage: string): string => `store-orders/${stage}/canary-key`;
-
-/** The tier of canary keys: limits of their own, so the canary never takes a client's share. */
-export const canaryTier = 'canary';
 
 /** The secret's value: the key, its id, and its usage identifier in API Gateway (what the authorizer must return). */
 export const canaryKeySecret = z.object({ key: z.string().min(1), keyId: z.string().min(1), usageIdentifierKey: z.string().min(1) });

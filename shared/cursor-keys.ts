@@ -13,6 +13,13 @@ export const cursorSecretName = (stage: string): string => `store-orders/${stage
 export const cursorKeysTtlMs = 5 * 60_000;
 export const refreshOnFailureMs = 60_000;
 
+/**
+ * The longest one read of the secret may take, its SDK retries included: Secrets Manager answers in
+ * milliseconds. A page may read it twice (its keys, then once more for a cursor no key opens) before
+ * its DynamoDB call: the v2 function's timeout covers all three (test/unit/timeouts.test.ts).
+ */
+export const secretReadBudgetMs = 3_000;
+
 export type CursorKeySource = { readonly secretId: string } | { readonly secrets: string };
 
 /** The stage's cursor keys, read from Secrets Manager when first needed and kept for cursorKeysTtlMs. */
@@ -23,8 +30,11 @@ export const cursorKeyRing = (source: CursorKeySource, now: () => number = () =>
     if (!('secretId' in source)) return parseCursorSecrets(source.secrets);
     let text: string | undefined;
     try {
-      text = (await client!.send(new GetSecretValueCommand({ SecretId: source.secretId }), { abortSignal: AbortSignal.timeout(5_000) }))
-        .SecretString;
+      text = (
+        await client!.send(new GetSecretValueCommand({ SecretId: source.secretId }), {
+          abortSignal: AbortSignal.timeout(secretReadBudgetMs),
+        })
+      ).SecretString;
     } catch (error) {
       throw toServiceError(error);
     }

@@ -5,7 +5,7 @@
  * deadline.
  */
 import { InvokeCommand, InvokeWithResponseStreamCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { type Answer, fail } from './smoke-check.ts';
+import { type Answer, fail, ServiceBusy } from './answers.ts';
 
 const lambda = new LambdaClient({});
 
@@ -34,8 +34,9 @@ export const answerOf = (result: Awaited<ReturnType<typeof invoke>>): Answer => 
 
 /**
  * A streamed invocation (how API Gateway calls the list): the function writes a JSON prelude
- * (status and headers), eight NUL bytes, then the body. Reading stops once the body holds
- * `maxBodyBytes` (the answer is then `cut`), so the hook's memory and time do not grow with the table.
+ * (status and headers), eight NUL bytes, then the body, read to its end. Reading stops only once the
+ * body holds `maxBodyBytes` (the answer is then `cut`): a version that does not end a probe's list
+ * at its bound (shared/probes.ts) cannot make the hook's memory and time grow with the table.
  */
 export const invokeStreamed = async (run: Deadline, functionArn: string, event: unknown, maxBodyBytes: number): Promise<Answer> => {
   const started = performance.now();
@@ -93,8 +94,9 @@ const busyStatuses = new Set([429, 503]);
 /**
  * Runs `attempt` until it gives an answer that is not busy: a Lambda throttle, or an answer
  * with status 429 or 503, is waited out with backoff (0.25 s doubling to 8 s, with jitter) until
- * the run's deadline. What the hook judges is the function's answer once it runs, never the
- * service being busy: other clients, the synthetic client and hooks of other deployments share it.
+ * the run's deadline, and then the check is BUSY (ServiceBusy), not failed. What the hook judges is
+ * the function's answer once it runs, never the service being busy: other clients, the synthetic
+ * client and hooks of other deployments share it.
  */
 export const retriedWhileBusy = async <T>(
   run: Deadline,
@@ -103,7 +105,9 @@ export const retriedWhileBusy = async <T>(
 ): Promise<T> => {
   let busy: string | undefined;
   for (let tries = 1; ; tries++) {
-    const stillBusy = () => fail(`still busy at the deadline after ${tries} tries (last: ${busy})`);
+    const stillBusy = (): never => {
+      throw new ServiceBusy(`still busy at the deadline after ${tries} tries (last: ${busy})`);
+    };
     try {
       const value = await attempt();
       const status = statusOf(value);

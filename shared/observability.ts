@@ -40,6 +40,13 @@ export const metricNames = {
    * Errors datapoint: whether Lambda counts such an invocation in Errors is not the function's to decide.
    */
   listsLeftEarly: 'ListsLeftEarly',
+  /**
+   * Published by the probes (the synthetic client and the pre-traffic hook, shared/probe-writes.ts,
+   * with PutMetricData), once a run: how many of its checks found the service busy (429, or 503 with
+   * Retry-After; Lambda throttling the hook's invocation) until their time ran out. 0 in a run that
+   * was never refused. A busy check is no failed check.
+   */
+  probeBusy: 'ProbeBusy',
   /** Not emitted by a function: counted from the API access log by a metric filter (infra/). */
   authorizerFailures: 'AuthorizerFailures',
   /** Likewise: requests answered 429 (a key's usage plan or the stage throttle), per route. */

@@ -2,6 +2,7 @@ import { ConditionalCheckFailedException, DescribeTableCommand } from '@aws-sdk/
 import { NumberValue, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { callDeadline, type Deadline, type TableRef, toServiceError } from './dynamo.ts';
+import { isProbeOrderId } from './probes.ts';
 import { type InvalidItemReport, type Order, orderStatus, storedOrderSchema } from './schemas.ts';
 import { statusIndex } from './status-index.ts';
 
@@ -9,13 +10,15 @@ export type { InvalidItemReport } from './schemas.ts';
 
 /**
  * Turns a stored item into an Order. Fields that break the table contract are left out (and
- * reported) rather than failing the whole list; an item whose id is not an int64 is skipped.
+ * reported) rather than failing the whole list; an item whose id is not an int64 is skipped. A
+ * probe's own order (an id of the range shared/probes.ts reserves) is no client's: never listed.
  */
 export const toOrder = (item: Record<string, unknown>, onInvalid?: (report: InvalidItemReport) => void): Order | undefined => {
+  const id = item.id instanceof NumberValue ? item.id.value : item.id;
+  if (typeof id === 'string' && isProbeOrderId(id)) return undefined;
   const parsed = storedOrderSchema.safeParse(item);
   if (parsed.success) return parsed.data;
   const fields = [...new Set(parsed.error.issues.map((issue) => String(issue.path[0])))];
-  const id = item.id instanceof NumberValue ? item.id.value : item.id;
   if (fields.includes('id')) {
     onInvalid?.({ id, fields, dropped: 'item' });
     return undefined;

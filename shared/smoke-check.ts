@@ -1,43 +1,48 @@
 /**
  * The black-box checks of a running stage: what `npm run smoke` (infra/ops/smoke.ts, which reads
- * its command line) runs from a shell, the Synthetics canary (functions/canary.ts) every minute,
- * and the pre-traffic hook (functions/pre-traffic-hook.ts) uses to judge a new version's answers.
+ * its command line) runs from a shell and the Synthetics canary (functions/canary.ts) every minute.
  * The lists and the cancels go through the API's own client (client/src, bundled from source:
  * it has no dependency), as a store's developer would call them, with retries off so each check
- * sees the service's own answer. Read-only, unless `cancel` names an order it may cancel. One
- * line per check, a summary, and a timeout on every request.
+ * sees the service's own answer. Read-only, unless `cancel` names an order it may cancel or
+ * `probeOrders` lets the check cancel a pending order of its own. One line per check (PASS, FAIL,
+ * or BUSY: the service refused with a documented refusal until the check's time ran out), a
+ * summary, and a timeout on every request.
  */
-import { z } from 'zod';
-import { type Order as ClientOrder, type OrderPage, StoreOrdersClient, StoreOrdersError } from '../client/src/index.ts';
-import { integerPattern, orderSchema } from './schemas.ts';
+import { type Order as ClientOrder, StoreOrdersClient, StoreOrdersError } from '../client/src/index.ts';
+import { type Answer, expectError, fail, ServiceBusy } from './answers.ts';
+import { checkProbeCancel, createProbeOrder, deleteProbeOrder, type ProbeOrders } from './probe-writes.ts';
+import { idThatCannotExist } from './probes.ts';
+import { orderSchema } from './schemas.ts';
 
 /** What to check: the stage's base URL (…/v1), the key, and the limits of each request. */
 export type SmokeOptions = {
   baseUrl: string;
   key: string;
-  /** An order the check may cancel (it must be pending or cancelled): the only write. */
+  /** An order the check may cancel (it must be pending or cancelled). */
   cancel?: bigint;
   /** The most any one request may take, in milliseconds. */
   timeoutMs: number;
-  /** Read about this many bytes of each v1 list (the chunk that reaches it included) and check the orders in them. */
+  /**
+   * Read about this many bytes of each v1 list (the chunk that reaches it included), then stop
+   * reading: a client leaving the list (`--list-bytes`; the synthetic client's guard against a
+   * version that does not bound a probe's list, shared/probes.ts probeListReadCapBytes).
+   */
   listBytes?: number;
   /**
    * Whether to ask for a filtered v2 page (`?status=pending`; default true). A stage whose status
    * index is not ACTIVE answers it 503 (docs/deploying.md#the-status-index): false there.
    */
   statusFilter?: boolean;
+  /** `Date.now()` by which the run must end: no busy wait and no check goes past it (default: none). */
+  deadline?: number;
+  /** The prober's own orders (the synthetic client): one is created pending, cancelled through the API, and deleted. */
+  probeOrders?: ProbeOrders;
 };
 
-/** An id no store issues: int64's minimum. Cancelling it must answer 404 order_not_found. */
-const idThatCannotExist = -9223372036854775808n;
+/** What a run found: checks that failed, and checks that found the service busy. */
+export type SmokeOutcome = { readonly failed: number; readonly busy: number };
 
-/** An HTTP answer as a client sees it; the pre-traffic hook builds one from a function's own answer. */
-export type Answer = { status: number; headers: Headers; body: string; firstByteMs: number; cut?: boolean };
 type Check = { name: string; run: () => Promise<string> };
-
-export const fail = (message: string): never => {
-  throw new Error(message);
-};
 
 /**
  * The client's `fetch`, watched: the last answer's headers, the time to its first body byte and
@@ -81,19 +86,34 @@ const clientFor = (options: SmokeOptions, watch: ReturnType<typeof watchedFetch>
     retry: { maxAttempts: 1 },
   });
 
+/** A single `Retry-After` longer than this is not waited for: the check is busy at once. */
+const longestBusyWaitMs = 10_000;
+/** Busy answers one check waits out at most, whatever its time. */
+const mostBusyTries = 5;
+
+/** The documented refusal `error` is (429, or 503 with Retry-After), or undefined. */
+const refusal = (error: unknown) =>
+  error instanceof StoreOrdersError && (error.status === 429 || (error.status === 503 && error.retryAfterSeconds !== undefined))
+    ? error
+    : undefined;
+
 /**
- * A check that honours the key's limits: a 429 is its tier at work (a standard key may list once
- * every two seconds), not a fault, so the check waits as told (up to 5 s) and runs again, at most
- * twice. Any other failure, or a longer wait, fails the check.
+ * A check that honours the service's documented refusals: a 429 (a key's tier at work, a burst) or a
+ * 503 with `Retry-After` (full list slots, a status index still backfilling) is the service busy, not
+ * wrong. The check waits as told and runs again while its run's time allows; then it is BUSY.
  */
-const withinTier = async <T>(run: () => Promise<T>): Promise<T> => {
-  for (let attempt = 1; ; attempt++) {
+const whileBusy = async <T>(options: SmokeOptions, run: () => Promise<T>): Promise<T> => {
+  for (let tries = 1; ; tries++) {
     try {
       return await run();
     } catch (error) {
-      const waitSeconds = error instanceof StoreOrdersError && error.status === 429 ? error.retryAfterSeconds : undefined;
-      if (attempt === 3 || waitSeconds === undefined || waitSeconds > 5) throw error;
-      await new Promise((resolve) => setTimeout(resolve, waitSeconds * 1000 + 100));
+      const busy = refusal(error);
+      if (busy === undefined) throw error;
+      const waitMs = (busy.retryAfterSeconds ?? 1) * 1000 + 100;
+      const said = `${busy.status} ${busy.code}, Retry-After ${busy.retryAfterSeconds ?? 'none'}`;
+      if (tries === mostBusyTries || waitMs > longestBusyWaitMs || Date.now() + waitMs + options.timeoutMs > (options.deadline ?? Infinity))
+        throw new ServiceBusy(`${said} (${tries} ${tries === 1 ? 'try' : 'tries'}), past this run's time`);
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
     }
   }
 };
@@ -120,6 +140,10 @@ const orderAsText = (order: ClientOrder): unknown => {
   return { ...order, id: text(order.id, 'bigint'), petId: text(order.petId, 'bigint'), quantity: text(order.quantity, 'number') };
 };
 
+/** An order as JSON, bigints marked with n, cut to 200 characters. */
+const shown = (order: unknown) =>
+  JSON.stringify(order, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value)).slice(0, 200);
+
 /** Every order is a valid Order (and has `status` when given), or a failure naming the first that is not. */
 const checkOrders = (orders: ClientOrder[], status?: string) => {
   const invalid = orders.findIndex((order) => !orderSchema.safeParse(orderAsText(order)).success);
@@ -128,9 +152,9 @@ const checkOrders = (orders: ClientOrder[], status?: string) => {
   if (other !== undefined) fail(`asked for ${status} orders, got order ${other.id} with status ${String(other.status)}`);
 };
 
-/** An order as JSON, bigints marked with n, cut to 200 characters. */
-const shown = (order: unknown) =>
-  JSON.stringify(order, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value)).slice(0, 200);
+/** `call`, busy answers waited out; any other failure is reported against the expected status. */
+const expecting = <T>(options: SmokeOptions, expected: number, call: () => Promise<T>): Promise<T> =>
+  whileBusy(options, call).catch((error: unknown) => (error instanceof ServiceBusy ? Promise.reject(error) : unexpected(expected, error)));
 
 /** The v1 list streams valid orders (read whole, or its first `listBytes`), through `listOrders()`. */
 const checkList = async (options: SmokeOptions, encoding: 'identity' | 'gzip') => {
@@ -145,7 +169,7 @@ const checkList = async (options: SmokeOptions, encoding: 'identity' | 'gzip') =
       if (!(watch.seen.stopped && error instanceof StoreOrdersError && error.code === 'client_response_cut')) throw error;
     }
   };
-  await withinTier(read).catch((error: unknown) => unexpected(200, error));
+  await expecting(options, 200, read);
   if (encoding === 'gzip' && watch.seen.headers.get('content-encoding') !== 'gzip') fail('asked for gzip, got no Content-Encoding: gzip');
   checkOrders(orders);
   const { stopped, bytes, firstByteMs } = watch.seen;
@@ -153,27 +177,46 @@ const checkList = async (options: SmokeOptions, encoding: 'identity' | 'gzip') =
   return `200, ${what}, first byte after ${Math.round(firstByteMs)} ms, X-Request-Id ${requestIdSeen(watch)}`;
 };
 
-/** The first page of the v2 list (of `status` orders, if given), through `listOrderPages()`. */
-const firstPage = async (client: StoreOrdersClient, timeoutMs: number, status?: 'pending'): Promise<OrderPage> => {
-  for await (const page of client.listOrderPages({ ...(status === undefined ? {} : { status }), timeoutMs })) return page;
-  return fail('the v2 list gave no page');
+/**
+ * The v2 list's first page of one order and, through its cursor, the next: 200 both, valid orders.
+ * `expectNext`: the store holds at least one item (the prober's own order), so a page of one must
+ * carry a cursor, and a release that answers it 400 invalid_cursor fails here.
+ */
+const checkPages = async (options: SmokeOptions, expectNext: boolean) => {
+  const watch = watchedFetch();
+  const read = async () => {
+    const pages = [];
+    for await (const page of clientFor(options, watch).listOrderPages({ pageSize: 1, timeoutMs: options.timeoutMs })) {
+      pages.push(page);
+      if (pages.length === 2) break;
+    }
+    return pages;
+  };
+  const pages = await expecting(options, 200, read);
+  for (const page of pages) checkOrders(page.orders);
+  if (pages.length === 1 && expectNext) fail('a page of one order from a store holding the probe order came without a cursor');
+  if (pages.length === 1) return `200, ${pages[0]!.orders.length} orders, the last page, X-Request-Id ${requestIdSeen(watch)}`;
+  return `200 and 200 through the cursor, ${pages[0]!.orders.length} and ${pages[1]!.orders.length} orders, X-Request-Id ${requestIdSeen(watch)}`;
 };
 
-/** The first v2 page (of `status` orders, if given) holds valid orders. */
-const checkPage = async (options: SmokeOptions, status?: 'pending') => {
+/** The first v2 page of pending orders holds only valid pending orders. */
+const checkPendingPage = async (options: SmokeOptions) => {
   const watch = watchedFetch();
-  const client = clientFor(options, watch);
-  const page = await withinTier(() => firstPage(client, options.timeoutMs, status)).catch((error: unknown) => unexpected(200, error));
-  checkOrders(page.orders, status);
+  const first = async () => {
+    for await (const page of clientFor(options, watch).listOrderPages({ status: 'pending', timeoutMs: options.timeoutMs })) return page;
+    return fail('the v2 list gave no page');
+  };
+  const page = await expecting(options, 200, first);
+  checkOrders(page.orders, 'pending');
   const more = page.cursor === undefined ? 'the last page' : 'more pages after it';
   return `200, ${page.orders.length} orders, ${more}, X-Request-Id ${requestIdSeen(watch)}`;
 };
 
 /** The call (which resolves to its success status) fails with the Error record `code` and status `status`, or the check fails. */
-const expectClientError = async (call: () => Promise<number>, status: number, code: string) => {
+const expectClientError = async (options: SmokeOptions, call: () => Promise<number>, status: number, code: string) => {
   let succeeded: number;
   try {
-    succeeded = await call();
+    succeeded = await whileBusy(options, call);
   } catch (error) {
     if (!(error instanceof StoreOrdersError) || error.status === 0) throw error;
     if (error.status !== status || error.code !== code)
@@ -198,44 +241,42 @@ const firstListed = async (client: StoreOrdersClient, timeoutMs: number) => {
   return 200;
 };
 
-const checks = (options: SmokeOptions): Check[] => {
+/** The checks, in order; `probeOrder` is the prober's own pending order (or why it could not be made), when it has one. */
+const checks = (options: SmokeOptions, probeOrder: string | Error | undefined): Check[] => {
   const wrongKey = watchedFetch();
   const cancels = watchedFetch();
-  const cancel = (id: bigint) =>
-    withinTier(async () => (await clientFor(options, cancels).cancelOrder(id, { timeoutMs: options.timeoutMs }), 204));
+  const cancel = async (id: bigint) => {
+    await expecting(options, 204, () => clientFor(options, cancels).cancelOrder(id, { timeoutMs: options.timeoutMs }));
+    return requestIdSeen(cancels);
+  };
+  const wrongKeyCheck = async () => {
+    const client = clientFor(options, wrongKey, 'smoke-test-key-that-is-not-valid');
+    const line = await expectClientError(options, () => firstListed(client, options.timeoutMs), 401, 'unauthorized');
+    if (wrongKey.seen.headers.get('www-authenticate') !== 'Bearer') fail('401 without WWW-Authenticate: Bearer');
+    return line;
+  };
+  const absent = async () => {
+    const call = async () => (
+      await clientFor(options, cancels).cancelOrder(BigInt(idThatCannotExist), { timeoutMs: options.timeoutMs }),
+      204
+    );
+    return expectClientError(options, call, 404, 'order_not_found');
+  };
+  const own = async (orders: ProbeOrders) => {
+    if (probeOrder instanceof Error) return fail(`no probe order to cancel: ${probeOrder.message}`);
+    return checkProbeCancel(orders, probeOrder!, (id) => cancel(BigInt(id)));
+  };
+  const named = options.cancel;
   return [
     { name: 'list', run: () => checkList(options, 'identity') },
     { name: 'list with gzip', run: () => checkList(options, 'gzip') },
-    { name: 'v2 page', run: () => checkPage(options) },
-    ...(options.statusFilter === false ? [] : [{ name: 'v2 page of pending orders', run: () => checkPage(options, 'pending') }]),
-    {
-      name: 'wrong key',
-      run: async () => {
-        const client = clientFor(options, wrongKey, 'smoke-test-key-that-is-not-valid');
-        const line = await expectClientError(() => firstListed(client, options.timeoutMs), 401, 'unauthorized');
-        if (wrongKey.seen.headers.get('www-authenticate') !== 'Bearer') fail('401 without WWW-Authenticate: Bearer');
-        return line;
-      },
-    },
-    {
-      name: 'unknown route',
-      run: async () => expectError(await rawAnswer(options, '/smoke/no-such-route'), 404, 'route_not_found'),
-    },
-    {
-      name: 'cancel an id that cannot exist',
-      run: () => expectClientError(() => cancel(idThatCannotExist), 404, 'order_not_found'),
-    },
-    ...(options.cancel === undefined
-      ? []
-      : [
-          {
-            name: `cancel order ${options.cancel}`,
-            run: async () => {
-              await cancel(options.cancel!).catch((error: unknown) => unexpected(204, error));
-              return `204, X-Request-Id ${requestIdSeen(cancels)}`;
-            },
-          },
-        ]),
+    { name: 'v2 first and second page', run: () => checkPages(options, typeof probeOrder === 'string') },
+    ...(options.statusFilter === false ? [] : [{ name: 'v2 page of pending orders', run: () => checkPendingPage(options) }]),
+    { name: 'wrong key', run: wrongKeyCheck },
+    { name: 'unknown route', run: async () => expectError(await rawAnswer(options, '/smoke/no-such-route'), 404, 'route_not_found') },
+    { name: 'cancel an id that cannot exist', run: absent },
+    ...(options.probeOrders === undefined ? [] : [{ name: 'cancel of a pending order', run: () => own(options.probeOrders!) }]),
+    ...(named === undefined ? [] : [{ name: `cancel order ${named}`, run: async () => `204, X-Request-Id ${await cancel(named)}` }]),
   ];
 };
 
@@ -243,91 +284,44 @@ const checks = (options: SmokeOptions): Check[] => {
 const reasonOf = (error: unknown, options: SmokeOptions) =>
   error instanceof Error ? (error.name === 'TimeoutError' ? `no answer within ${options.timeoutMs} ms` : error.message) : String(error);
 
-/** Runs every check and prints one line each and a summary; resolves to the number of checks that failed. */
-export const smoke = async (options: SmokeOptions, out: (line: string) => void = console.log): Promise<number> => {
-  out(`Smoke test of ${options.baseUrl} (${options.cancel === undefined ? 'read-only' : `may cancel order ${options.cancel}`})`);
+/** The summary line of a run. */
+const summary = (checked: number, { failed, busy }: SmokeOutcome) =>
+  failed > 0
+    ? `${failed} of ${checked} checks FAILED${busy > 0 ? `, ${busy} busy` : ''}.`
+    : busy > 0
+      ? `${checked - busy} of ${checked} checks passed, ${busy} busy (the service refused with Retry-After until the run's time ran out).`
+      : `All ${checked} checks passed.`;
+
+/** Runs every check and prints one line each and a summary; resolves to how many failed and how many were busy. */
+export const smoke = async (options: SmokeOptions, out: (line: string) => void = console.log): Promise<SmokeOutcome> => {
+  const writes =
+    options.cancel !== undefined ? `may cancel order ${options.cancel}` : options.probeOrders ? 'cancels an order of its own' : 'read-only';
+  out(`Smoke test of ${options.baseUrl} (${writes})`);
+  // Made first: while it exists the store holds at least one item, so a v2 page of one has a next page.
+  const probeOrder = options.probeOrders && (await createProbeOrder(options.probeOrders).catch((error: unknown) => error as Error));
   let failed = 0;
-  const all = checks(options);
-  for (const { name, run } of all) {
-    try {
-      out(`PASS  ${name}: ${await run()}`);
-    } catch (error) {
-      failed += 1;
-      out(`FAIL  ${name}: ${reasonOf(error, options)}`);
-    }
-  }
-  out(failed === 0 ? `All ${all.length} checks passed.` : `${failed} of ${all.length} checks FAILED.`);
-  return failed;
-};
-
-/** The answer's X-Request-Id (every answer carries one), or a failure. */
-const requestIdOf = (answer: Answer) => answer.headers.get('x-request-id') || fail('no X-Request-Id header');
-
-/** Whether JSON.parse hands a reviver each value's source text (Node.js 22 and later; not 20). */
-const sourceTextAccess = JSON.parse('1', (_key, value: unknown, context?: { source?: string }) => context?.source === '1' || value);
-
-/** JSON with every integer kept as its exact text, so int64 ids are checked digit for digit. */
-const parseExact = (text: string): unknown =>
-  JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
-    typeof value === 'number' && context?.source !== undefined && integerPattern.test(context.source) ? context.source : value,
-  );
-
-const errorRecord = z.strictObject({ code: z.string(), message: z.string(), status: z.number() });
-
-/** The answer is the Error record `code` with status `status`, or a failure. */
-export const expectError = (answer: Answer, status: number, code: string) => {
-  if (answer.status !== status) fail(`expected ${status} ${code}, got ${answer.status}: ${answer.body.slice(0, 200)}`);
-  let record: unknown;
+  let busy = 0;
+  const all = checks(options, probeOrder);
   try {
-    record = JSON.parse(answer.body);
-  } catch {
-    fail(`expected an Error record, got ${answer.body.slice(0, 200)}`);
-  }
-  const parsed = errorRecord.safeParse(record);
-  if (!parsed.success || parsed.data.code !== code || parsed.data.status !== status)
-    fail(`expected the Error record {code: ${code}, status: ${status}}, got ${answer.body.slice(0, 200)}`);
-  return `${status} ${code}, X-Request-Id ${requestIdOf(answer)}`;
-};
-
-/**
- * The start of a list cut short, closed after its last complete order: `[{…},{…},{…` → `[{…},{…}]`.
- * Orders are flat objects, so an order ends where a `}` outside a string brings the depth back to 1.
- */
-export const completeOrdersOf = (prefix: string): string => {
-  if (!prefix.startsWith('[')) fail(`expected a JSON array, got ${prefix.slice(0, 200)}`);
-  let depth = 0;
-  let inString = false;
-  let end = 1;
-  for (let i = 0; i < prefix.length; i++) {
-    const char = prefix[i];
-    if (inString) {
-      if (char === '\\') i++;
-      else if (char === '"') inString = false;
-    } else if (char === '"') inString = true;
-    else if (char === '[' || char === '{') depth++;
-    else if (char === ']' || char === '}') {
-      depth--;
-      if (depth === 1) end = i + 1;
+    for (const { name, run } of all) {
+      try {
+        if (Date.now() >= (options.deadline ?? Infinity))
+          throw busy > 0
+            ? new ServiceBusy("not started: the run's time went to a busy service")
+            : new Error("not started: the run's time ran out");
+        out(`PASS  ${name}: ${await run()}`);
+      } catch (error) {
+        if (error instanceof ServiceBusy) busy += 1;
+        else failed += 1;
+        out(`${error instanceof ServiceBusy ? 'BUSY' : 'FAIL'}  ${name}: ${reasonOf(error, options)}`);
+      }
     }
+  } finally {
+    if (typeof probeOrder === 'string')
+      await deleteProbeOrder(options.probeOrders!, probeOrder).catch((error: unknown) =>
+        out(`probe order ${probeOrder} not deleted (its slot is free again once it expires): ${reasonOf(error, options)}`),
+      );
   }
-  return `${prefix.slice(0, end)}]`;
-};
-
-/** The orders of a list answer: status 200 and a JSON array of valid Orders (ids kept exact), or a failure. */
-export const listedOrders = (answer: Answer): unknown[] => {
-  if (answer.status !== 200) fail(`expected 200, got ${answer.status}: ${answer.body.slice(0, 200)}`);
-  // Without it ids above 2^53 would be rounded and every such order reported invalid: say why instead.
-  if (sourceTextAccess !== true)
-    fail(`Node.js ${process.versions.node} cannot read JSON integers exactly (JSON.parse source text access needs Node.js 22 or later)`);
-  let orders: unknown;
-  try {
-    orders = parseExact(answer.body);
-  } catch {
-    fail(`expected a JSON array, got ${answer.body.slice(0, 200)}`);
-  }
-  if (!Array.isArray(orders)) fail(`expected a JSON array, got ${answer.body.slice(0, 200)}`);
-  const list = orders as unknown[];
-  const invalid = list.findIndex((entry) => !orderSchema.safeParse(entry).success);
-  if (invalid >= 0) fail(`order ${invalid} is not a valid Order: ${JSON.stringify(list[invalid]).slice(0, 200)}`);
-  return list;
+  out(summary(all.length, { failed, busy }));
+  return { failed, busy };
 };

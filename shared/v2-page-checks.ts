@@ -1,10 +1,10 @@
 /**
- * The pre-traffic hook's checks of the v2 list (functions/pre-traffic-hook.ts): its first page,
- * and a page filtered by status. The hook hands them a way to ask the new version for a page and
- * to describe the orders table; each check returns its PASS line's text or throws its FAIL reason.
+ * The pre-traffic hook's checks of the v2 list (functions/pre-traffic-hook.ts): a first page and,
+ * through its cursor, the next; and a page filtered by status. The hook hands them a way to ask the
+ * new version for a page and to describe the orders table; each check returns its PASS line's text
+ * or throws its FAIL reason.
  */
-import { type Answer, expectError, fail } from './smoke-check.ts';
-import { orderSchema } from './schemas.ts';
+import { type Answer, expectError, fail, pageOf } from './answers.ts';
 import { statusIndexQueryable } from './status-index.ts';
 
 /**
@@ -18,29 +18,32 @@ export type DescribeOrders = () => Promise<Parameters<typeof statusIndexQueryabl
 
 type Check = { readonly name: string; readonly run: () => Promise<string> };
 
-/** The orders of a 200 page: valid Orders (numbers read as their exact text), or a failure. */
-const pageOrders = (answer: Answer): Record<string, unknown>[] => {
-  if (answer.status !== 200) fail(`answered ${answer.status}: ${answer.body.slice(0, 200)}`);
-  const exact = (_key: string, value: unknown, context?: { source?: string }) => (typeof value === 'number' ? context?.source : value);
-  const { orders } = JSON.parse(answer.body, exact as (key: string, value: unknown) => unknown) as { orders?: unknown };
-  if (!Array.isArray(orders)) return fail('answered 200 without an orders array');
-  const invalid = orders.findIndex((entry) => !orderSchema.safeParse(entry).success);
-  if (invalid >= 0) fail(`order ${invalid} is not a valid Order: ${JSON.stringify(orders[invalid]).slice(0, 200)}`);
-  return orders as Record<string, unknown>[];
-};
-
 /** A 200 page of pending orders only, or a failure. */
 const pendingPage = (answer: Answer): string => {
-  const orders = pageOrders(answer);
+  const { orders } = pageOf(answer);
   const other = orders.find((order) => order.status !== 'pending');
   if (other !== undefined) fail(`listed an order whose status is not pending: ${JSON.stringify(other).slice(0, 200)}`);
   return `200, ${orders.length} pending orders on the first page`;
 };
 
-/** The v2 list's first page, no parameters. */
-export const v2PageAnswers = (ask: AskPage): Check => ({
-  name: 'v2 page',
-  run: async () => `200, ${pageOrders(await ask({})).length} orders on the first page`,
+/**
+ * The v2 list's first page of one order, and the next through its cursor: 200 both. `expectNext`:
+ * the store holds at least one item (the hook's own probe order), so the first page must carry a
+ * cursor, and a version whose second page answers 400 invalid_cursor fails here.
+ */
+export const v2PagesAnswer = (ask: AskPage, expectNext: boolean): Check => ({
+  name: 'v2 first and second page',
+  run: async () => {
+    const first = pageOf(await ask({ pageSize: '1' }));
+    if (first.nextCursor === undefined) {
+      if (expectNext) fail('a page of one order from a store holding the probe order came without a nextCursor');
+      return `200, ${first.orders.length} orders, the last page`;
+    }
+    const second = await ask({ pageSize: '1', cursor: first.nextCursor });
+    if (second.status !== 200)
+      fail(`the second page (through the first page's cursor) answered ${second.status}: ${second.body.slice(0, 200)}`);
+    return `200, then 200 through its cursor: ${first.orders.length} and ${pageOf(second).orders.length} orders`;
+  },
 });
 
 /**

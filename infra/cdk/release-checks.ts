@@ -25,9 +25,11 @@ import * as synthetics from 'aws-cdk-lib/aws-synthetics';
 import { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
+import { canaryTimeoutSeconds } from '../../shared/probes.ts';
 import type { Route } from '../../shared/routes.ts';
 import { addStageLogGroup } from './log-groups.ts';
-import { canaryName, preTrafficHookFunctionName } from '../names.ts';
+import { canaryName, preTrafficHookFunctionName, serviceName } from '../names.ts';
+import { grantProbeWrites } from './probe-access.ts';
 import type { StageConfig } from '../stage-config.ts';
 import { functionBundling, functionNodeOptions, repoRoot, type StoreFunction } from './store-function.ts';
 
@@ -94,7 +96,7 @@ export class PreTrafficHook extends Construct {
       depsLockFilePath: resolve(repoRoot, 'package-lock.json'),
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
-      // The list check reads the first 256 KB of the list, whatever the table holds.
+      // The list check reads the bounded list a probe is answered (shared/probes.ts), whatever the table holds.
       memorySize: 512,
       // Its checks stop 30 s before this (functions/pre-traffic-hook.ts, reportMarginMs), so it always reports.
       timeout: Duration.minutes(5),
@@ -107,6 +109,7 @@ export class PreTrafficHook extends Construct {
         ),
         ORDERS_TABLE: props.ordersTable.tableName,
         CANARY_KEY_SECRET: canaryKeySecretName(config.stage),
+        SERVICE_NAME: serviceName(config.stage),
         METHOD_ARN_PREFIX: props.methodArnPrefix,
         NODE_OPTIONS: functionNodeOptions,
       },
@@ -136,15 +139,14 @@ export class PreTrafficHook extends Construct {
     );
   }
 
-  /** What the checks read: the orders table (GetItem, DescribeTable) and the canary key's secret. */
+  /**
+   * What the checks read and write: the orders table's description (the item count the list is
+   * judged by), the hook's own probe orders and ProbeBusy (./probe-access.ts), the canary key's secret.
+   */
   private grantReads(props: PreTrafficHookProps) {
-    // GetItem: the cancelled id is first found absent; DescribeTable: the item count the list is judged by.
     // The table's ARN alone: Table.grant would add `<table>/index/*` (the orders table has an index).
-    iam.Grant.addToPrincipal({
-      grantee: this.role,
-      actions: ['dynamodb:GetItem', 'dynamodb:DescribeTable'],
-      resourceArns: [props.ordersTable.tableArn],
-    });
+    iam.Grant.addToPrincipal({ grantee: this.role, actions: ['dynamodb:DescribeTable'], resourceArns: [props.ordersTable.tableArn] });
+    grantProbeWrites(this.role, props.ordersTable, { acknowledgeWildcard: true });
     this.role.addToPolicy(
       new iam.PolicyStatement({
         actions: ['secretsmanager:GetSecretValue'],
@@ -211,6 +213,8 @@ export type SyntheticClientProps = {
   readonly config: StageConfig;
   /** The stage's public base URL (…/v1). */
   readonly baseUrl: string;
+  /** Where its pending order of its own is written, cancelled through the API and deleted. */
+  readonly ordersTable: dynamodb.ITable;
 };
 
 /** The stage's synthetic client: a Synthetics canary running the read-only smoke check every minute. */
@@ -243,11 +247,13 @@ export class SyntheticClient extends Construct {
         code: synthetics.Code.fromAsset(builtCanaryScript()),
       }),
       schedule: synthetics.Schedule.rate(Duration.minutes(1)),
-      timeout: Duration.seconds(55),
+      timeout: Duration.seconds(canaryTimeoutSeconds),
       environmentVariables: {
         BASE_URL: props.baseUrl,
         CANARY_KEY_SECRET: canaryKeySecretName(config.stage),
         STATUS_FILTER_CHECK: statusFilterCheck(config),
+        ORDERS_TABLE: props.ordersTable.tableName,
+        SERVICE_NAME: serviceName(config.stage),
       },
       artifactsBucketLocation: { bucket: artifacts },
       successRetentionPeriod: Duration.days(retentionDays),
@@ -260,6 +266,8 @@ export class SyntheticClient extends Construct {
         resources: [secretArn(this, canaryKeySecretName(config.stage))],
       }),
     );
+    // Its role already has `*` acknowledged below (PutMetricData into CloudWatchSynthetics).
+    grantProbeWrites(this.canary.role, props.ordersTable, { acknowledgeWildcard: false });
     this.acknowledgeFindings(artifacts);
   }
 
@@ -297,7 +305,7 @@ export class SyntheticClient extends Construct {
       {
         id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
         reason:
-          'The role CDK gives a Synthetics canary: s3:ListAllMyBuckets (Synthetics checks its artifact bucket; the action has no resource level) and cloudwatch:PutMetricData, which has none either and is limited by condition to the CloudWatchSynthetics namespace.',
+          "The role CDK gives a Synthetics canary: s3:ListAllMyBuckets (Synthetics checks its artifact bucket; the action has no resource level) and cloudwatch:PutMetricData, which has none either and is limited by condition to the CloudWatchSynthetics namespace (and, for the probe's ProbeBusy, the StoreOrders namespace).",
       },
       {
         id: `AwsSolutions::AwsSolutions-IAM5[Resource::<${stack.getLogicalId(artifacts.node.defaultChild as s3.CfnBucket)}.Arn>/*]`,

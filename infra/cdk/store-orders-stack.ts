@@ -115,7 +115,8 @@ export class StoreOrdersStack extends Stack {
     this.routeFunctions = routes.map((route) => this.addRoute(route, common));
     this.usagePlans = this.addUsagePlans();
     this.preTrafficHook = this.addPreTrafficHook(logsKey, props.skipPreTrafficHook ?? false);
-    this.syntheticClient = new SyntheticClient(this, 'SyntheticClient', { config: this.config, baseUrl: this.api.urlForPath(basePath) });
+    const baseUrl = this.api.urlForPath(basePath);
+    this.syntheticClient = new SyntheticClient(this, 'SyntheticClient', { config: this.config, baseUrl, ordersTable: this.ordersTable });
     const performed = tableOperations(Object.values(functionTableActions));
     this.monitoring = new StoreOrdersMonitoring(this, 'Monitoring', {
       config: this.config,

@@ -22,7 +22,8 @@ import {
 import { listApiKeys } from './key-store.ts';
 import { tableName } from '../../shared/config.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
-import { canaryKeySecretName, canaryTier, readCanaryKey } from '../../shared/canary-key.ts';
+import { canaryKeySecretName, readCanaryKey } from '../../shared/canary-key.ts';
+import { canaryTier } from '../../shared/probes.ts';
 import { createKey, type KeySides, moveKey, revokeKey, StepFailed } from './key-lifecycle.ts';
 import { type LocalState, localStateFile, readLocalState } from '../local/local-state.ts';
 import { localStage, type StageName, stages } from '../stage-config.ts';

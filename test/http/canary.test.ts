@@ -9,8 +9,12 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canaryKeySecretName, canaryTier } from '../../shared/canary-key.ts';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { canaryKeySecretName } from '../../shared/canary-key.ts';
+import { acquireListLease, releaseListLease } from '../../shared/list-leases.ts';
+import { canaryTier, isProbeOrderId } from '../../shared/probes.ts';
 import { bundleCanaryScript } from '../../infra/cdk/release-checks.ts';
+import { localStage } from '../../infra/stage-config.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import { startFakeAws } from '../lib/fake-aws.ts';
@@ -30,15 +34,26 @@ describe("the Synthetics canary's script against npm start", () => {
   const tables = uniqueTables('canary');
   const bundle = join(bundleCanaryScript(tempDir('store-orders-canary-')), 'nodejs/node_modules/canary.js');
 
+  const client = createDocumentClient({ endpoint: dynamoDbEndpoint() });
+  let canaryKeyId: string;
   beforeAll(async () => {
     service = await startServiceProcess('node', { DYNAMODB_ENDPOINT: dynamoDbEndpoint(), STORE_API_KEY: developerKey, ...tables });
     expect(service.url, service.output()).toBeDefined();
-    const keys = { client: createDocumentClient({ endpoint: dynamoDbEndpoint() }), tableName: tables.API_KEYS_TABLE };
+    const keys = { client, tableName: tables.API_KEYS_TABLE };
     const { item } = await createApiKey(keys, { name: 'canary', prefix: '', key: canaryKey, tier: canaryTier });
+    canaryKeyId = item.keyId;
     fake = await startFakeAws();
     fake.secrets.set(secretName, JSON.stringify({ key: canaryKey, keyId: item.keyId, usageIdentifierKey: item.usageKey }));
   });
   afterAll(() => (fake?.close(), stopServiceProcess(service)));
+
+  /** The orders table's items in the probes' reserved ids: none once a run has ended. */
+  const probeOrdersLeft = async () =>
+    ((await client.send(new ScanCommand({ TableName: tables.ORDERS_TABLE }))).Items ?? []).filter((item) =>
+      isProbeOrderId(String(item.id)),
+    );
+  /** The ProbeBusy values the runs published (CloudWatch's PutMetricData, on the local endpoint). */
+  const probeBusy = () => fake.metricData.filter((datum) => datum.MetricName === 'ProbeBusy');
 
   /** One canary run: the handler's result or its error, and what it printed. */
   const canaryRun = (node = process.execPath, statusFilter: string | null = 'on') =>
@@ -53,10 +68,13 @@ describe("the Synthetics canary's script against npm start", () => {
             BASE_URL: service.url,
             CANARY_KEY_SECRET: secretName,
             ...(statusFilter === null ? {} : { STATUS_FILTER_CHECK: statusFilter }),
+            ORDERS_TABLE: tables.ORDERS_TABLE,
+            SERVICE_NAME: 'store-orders-local',
             AWS_REGION: 'us-east-1',
             AWS_ACCESS_KEY_ID: 'local',
             AWS_SECRET_ACCESS_KEY: 'local',
             ...fake.endpoints,
+            AWS_ENDPOINT_URL_DYNAMODB: dynamoDbEndpoint(),
           },
           timeout: 60_000,
         },
@@ -68,22 +86,61 @@ describe("the Synthetics canary's script against npm start", () => {
     });
 
   it('passes every smoke check with the canary key it reads from the secret store, printing what it checked but never the key', async () => {
+    const before = probeBusy().length;
     const { result, error, output } = await canaryRun();
     expect(error).toBeUndefined();
-    expect(result).toBe('All 7 checks passed.');
+    expect(result).toBe('All 8 checks passed.');
     expect(output).toMatch(/^PASS {2}list: 200, 7 orders/m);
-    expect(output).toMatch(/^PASS {2}v2 page: 200, 7 orders, the last page, X-Request-Id \S+$/m);
+    // A page of one, then the next through its cursor: its own pending order is in the store meanwhile, never listed.
+    expect(output).toMatch(/^PASS {2}v2 first and second page: 200 and 200 through the cursor, [01] and [01] orders, X-Request-Id \S+$/m);
     expect(output).toMatch(/^PASS {2}v2 page of pending orders: 200, 4 orders, the last page, X-Request-Id \S+$/m);
     expect(output).toMatch(/^PASS {2}wrong key: 401 unauthorized/m);
+    expect(output).toMatch(
+      /^PASS {2}cancel of a pending order: order -9223372036854775700: 204 \(X-Request-Id \S+\), stored cancelled at \S+, and 204 again$/m,
+    );
     expect(output).not.toContain(canaryKey);
+    // Its own order is gone after the run, and the run says it was never busy.
+    expect(await probeOrdersLeft()).toEqual([]);
+    expect(probeBusy().slice(before)).toEqual([
+      {
+        Namespace: 'StoreOrders',
+        MetricName: 'ProbeBusy',
+        Dimensions: [{ Name: 'service', Value: 'store-orders-local' }],
+        Value: 0,
+        Unit: 'Count',
+      },
+    ]);
   });
+
+  it('passes a run the service keeps refusing with a documented 429 (every list slot of its key held), reporting those checks BUSY and counting them in ProbeBusy', async () => {
+    const leases = { client, tableName: localStage.listLeasesTableName };
+    const expiresAt = new Date(Date.now() + 5 * 60_000);
+    const held = await acquireListLease(leases, { keyId: canaryKeyId, holder: 'another-run', slots: 1, expiresAt });
+    expect(held).toBeDefined();
+    const before = probeBusy().length;
+    try {
+      const { result, error, output } = await canaryRun();
+      expect(error).toBeUndefined();
+      expect(output).toMatch(/^BUSY {2}list: 429 too_many_requests, Retry-After 1 \(5 tries\), past this run's time$/m);
+      expect(output).toMatch(/^BUSY {2}list with gzip: 429 too_many_requests/m);
+      expect(output).not.toMatch(/^FAIL/m);
+      expect(result).toBe("6 of 8 checks passed, 2 busy (the service refused with Retry-After until the run's time ran out).");
+      expect(
+        probeBusy()
+          .slice(before)
+          .map((datum) => datum.Value),
+      ).toEqual([2]);
+    } finally {
+      await releaseListLease(leases, held!);
+    }
+  }, 90_000);
 
   it.runIf(node20 !== undefined)(
     'passes on Node.js 20 as well: the client reads int64 ids exactly without JSON.parse source text',
     async () => {
       const { result, error } = await canaryRun(node20);
       expect(error).toBeUndefined();
-      expect(result).toBe('All 7 checks passed.');
+      expect(result).toBe('All 8 checks passed.');
     },
   );
 
@@ -95,7 +152,7 @@ describe("the Synthetics canary's script against npm start", () => {
       expect(result).toBeUndefined();
       expect(error).toMatch(/^FAIL {2}list: expected 200, got 401/);
       expect(error).toContain('FAIL  list with gzip: expected 200, got 401');
-      expect(error).toContain('FAIL  v2 page: expected 200, got 401 unauthorized');
+      expect(error).toContain('FAIL  v2 first and second page: expected 200, got 401 unauthorized');
       expect(error).toContain('FAIL  v2 page of pending orders: expected 200, got 401 unauthorized');
       expect(error).toContain('FAIL  cancel an id that cannot exist: expected 404 order_not_found, got 401');
     } finally {
@@ -106,8 +163,8 @@ describe("the Synthetics canary's script against npm start", () => {
   it('asks for no filtered page while its stage has statusFilterChecks off, and refuses a STATUS_FILTER_CHECK it does not know', async () => {
     const off = await canaryRun(process.execPath, 'off');
     expect(off.error).toBeUndefined();
-    expect(off.result).toBe('All 6 checks passed.');
-    expect(off.output).not.toContain('pending');
+    expect(off.result).toBe('All 7 checks passed.');
+    expect(off.output).not.toContain('v2 page of pending orders');
     expect((await canaryRun(process.execPath, null)).error).toBe('STATUS_FILTER_CHECK must be on or off; got ""');
     expect((await canaryRun(process.execPath, 'yes')).error).toBe('STATUS_FILTER_CHECK must be on or off; got "yes"');
   });

@@ -69,7 +69,7 @@ describe('npm run smoke', () => {
     const { status, output } = await smoke(['--base-url', service.url!]);
     expect(output).toMatch(/^PASS {2}list: 200, 7 orders, first byte after \d+ ms, X-Request-Id \S+$/m);
     expect(output).toMatch(/^PASS {2}list with gzip: 200, 7 orders/m);
-    expect(output).toMatch(/^PASS {2}v2 page: 200, 7 orders, the last page, X-Request-Id \S+$/m);
+    expect(output).toMatch(/^PASS {2}v2 first and second page: 200 and 200 through the cursor, 1 and 1 orders, X-Request-Id \S+$/m);
     expect(output).toMatch(/^PASS {2}v2 page of pending orders: 200, [1-6] orders, the last page, X-Request-Id \S+$/m);
     expect(output).toMatch(/^PASS {2}wrong key: 401 unauthorized, X-Request-Id \S+$/m);
     expect(output).toMatch(/^PASS {2}unknown route: 404 route_not_found/m);
@@ -119,7 +119,7 @@ describe('npm run smoke', () => {
   it('fails, exit code 1, with a wrong key', async () => {
     const { status, output } = await smoke(['--base-url', service.url!], { STORE_API_KEY: 'not-the-key-of-this-stage-000' });
     expect(output).toMatch(/^FAIL {2}list: expected 200, got 401 unauthorized/m);
-    expect(output).toMatch(/^FAIL {2}v2 page: expected 200, got 401 unauthorized/m);
+    expect(output).toMatch(/^FAIL {2}v2 first and second page: expected 200, got 401 unauthorized/m);
     expect(output).toContain('checks FAILED.');
     expect(status).toBe(1);
   });
@@ -129,7 +129,7 @@ describe('npm run smoke', () => {
     try {
       const { status, output } = await smoke(['--base-url', nonsense.url]);
       expect(output).toMatch(/^FAIL {2}list: The list is not a JSON array of orders/m);
-      expect(output).toMatch(/^FAIL {2}v2 page: The page is not JSON/m);
+      expect(output).toMatch(/^FAIL {2}v2 first and second page: The page is not JSON/m);
       expect(output).toMatch(/^FAIL {2}wrong key: /m);
       expect(output).toContain('7 of 7 checks FAILED.');
       expect(status).toBe(1);

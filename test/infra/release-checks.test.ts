@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
+import { canaryTimeoutSeconds } from '../../shared/probes.ts';
 import { statusFilterCheck } from '../../infra/cdk/release-checks.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { logicalId, repoRoot, roleActions, stageNames, sharedApp, synthApp } from '../lib/cdk.ts';
@@ -27,10 +28,10 @@ describe.each(stageNames)('release checks of %s', (stage) => {
     }
   });
 
-  it("gives the hook each function's new version, the orders table and the canary key's secret name, never a key", () => {
+  it("gives the hook each function's new version, the orders table, the service name and the canary key's secret name, never a key", () => {
     const hook = resources[hookId]!.Properties;
     expect(hook.FunctionName).toMatch(/^CodeDeployHook_/);
-    // Its checks stop 30 s before this timeout, so it always reports; a 256 KB list prefix needs no more memory.
+    // Its checks stop 30 s before this timeout, so it always reports; a probe's bounded list (256 KB and a page) needs no more memory.
     expect(hook).toMatchObject({ Timeout: 300, MemorySize: 512 });
     const variables = hook.Environment.Variables;
     for (const [name, fn] of [
@@ -44,14 +45,20 @@ describe.each(stageNames)('release checks of %s', (stage) => {
     }
     expect(variables.ORDERS_TABLE).toEqual({ Ref: logicalId(s, s.ordersTable) });
     expect(variables.CANARY_KEY_SECRET).toBe(canaryKeySecretName(stage));
+    // ProbeBusy's dimension, as the functions' own metrics carry it.
+    expect(variables.SERVICE_NAME).toBe(`store-orders-${stage}`);
     expect(JSON.stringify(t.toJSON())).not.toContain(config.keyPrefix);
   });
 
-  it('lets the hook invoke any version of the three functions (a grant that does not change with a deploy), read the orders table and the secret, and report to CodeDeploy: nothing else', () => {
-    expect([...new Set(roleActions(t, logicalId(s, s.preTrafficHook.role)))]).toEqual([
+  it('lets the hook invoke any version of the four functions (a grant that does not change with a deploy), describe the orders table, write its own probe orders and ProbeBusy, read the secret, and report to CodeDeploy: nothing else', () => {
+    // Which items, attributes and namespace: test/infra/probe-access.test.ts evaluates them.
+    expect([...new Set(roleActions(t, logicalId(s, s.preTrafficHook.role)))].sort()).toEqual([
+      'cloudwatch:PutMetricData',
       'codedeploy:PutLifecycleEventHookExecutionStatus',
+      'dynamodb:DeleteItem',
       'dynamodb:DescribeTable',
       'dynamodb:GetItem',
+      'dynamodb:PutItem',
       'lambda:InvokeFunction',
       'logs:CreateLogStream',
       'logs:PutLogEvents',
@@ -79,7 +86,7 @@ describe.each(stageNames)('release checks of %s', (stage) => {
     expect(teardown).toContain('aws logs delete-log-group');
   });
 
-  it('runs a Synthetics canary every minute against the stage URL, with the secret name only', () => {
+  it('runs a Synthetics canary every minute against the stage URL, with the secret name only, and the table and service name its probe order and ProbeBusy need', () => {
     const [canary] = Object.values(t.findResources('AWS::Synthetics::Canary'));
     expect(canary!.Properties).toMatchObject({
       Name: `store-orders-${stage}`,
@@ -93,9 +100,12 @@ describe.each(stageNames)('release checks of %s', (stage) => {
         EnvironmentVariables: {
           CANARY_KEY_SECRET: canaryKeySecretName(stage),
           STATUS_FILTER_CHECK: config.statusFilterChecks ? 'on' : 'off',
+          ORDERS_TABLE: { Ref: logicalId(s, s.ordersTable) },
+          SERVICE_NAME: `store-orders-${stage}`,
         },
       },
     });
+    expect(canary!.Properties.RunConfig.TimeoutInSeconds).toBe(canaryTimeoutSeconds);
     expect(JSON.stringify(canary!.Properties.RunConfig.EnvironmentVariables.BASE_URL)).toContain('/v1');
     expect(roleActions(t, canary!.Properties.ExecutionRoleArn['Fn::GetAtt'][0])).toContain('secretsmanager:GetSecretValue');
   });

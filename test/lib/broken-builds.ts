@@ -33,6 +33,20 @@ export const faults = {
     replace: 'const result = await cancelOrder(orders, orderId, { deadline: callDeadline(context) });',
     with: "const result = { outcome: 'already_cancelled' as const } as Awaited<ReturnType<typeof cancelOrder>>; void callDeadline;",
   },
+  // Answers 409 order_not_cancellable for a pending order (and cancels nothing): only 4xx, no error metric.
+  cancelPendingConflict: {
+    handlerFile: 'functions/cancel-order.ts',
+    file: 'functions/cancel-order.ts',
+    replace: 'const result = await cancelOrder(orders, orderId, { deadline: callDeadline(context) });',
+    with: "const result = { outcome: 'not_cancellable' as const, status: 'pending' } as Awaited<ReturnType<typeof cancelOrder>>; void callDeadline;",
+  },
+  // Answers every page after the first 400 invalid_cursor: only 4xx, no error metric.
+  secondPageInvalid: {
+    handlerFile: 'functions/list-orders-paged.ts',
+    file: 'functions/list-orders-paged.ts',
+    replace: 'if (query.cursor === undefined) return undefined;',
+    with: "if (query.cursor === undefined) return undefined; throw apiError('invalid_cursor');",
+  },
 } as const satisfies Record<string, Fault>;
 
 const inject = (fault: Fault): Plugin => ({

@@ -2,9 +2,9 @@
  * The AWS APIs the pre-traffic hook and the canary call that have no local server, on one HTTP
  * port, as their wire protocols define them: Lambda's Invoke and InvokeWithResponseStream (REST
  * JSON, the stream as an AWS event stream), CodeDeploy's PutLifecycleEventHookExecutionStatus and
- * Secrets Manager's GetSecretValue (JSON 1.1), CloudWatch's DescribeAlarms (JSON 1.0, the protocol
- * the SDK's CloudWatch client speaks; metric alarms by name, an unknown name left out as CloudWatch
- * leaves it out). An invocation runs the function's shipped bundle on
+ * Secrets Manager's GetSecretValue (JSON 1.1), CloudWatch's DescribeAlarms and PutMetricData (JSON
+ * 1.0, the protocol the SDK's CloudWatch client speaks; metric alarms by name, an unknown name left
+ * out as CloudWatch leaves it out). An invocation runs the function's shipped bundle on
  * the runtime stand-in (./bundles.ts), as Lambda would. A function given a reserved concurrency
  * (`concurrency`) is throttled past it as Lambda throttles: 429 TooManyRequestsException, reason
  * ReservedFunctionConcurrentInvocationLimitExceeded. SDK clients reach it through the
@@ -15,7 +15,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EventStreamCodec } from '@smithy/core/event-streams';
-import { type DeployedFunction, runBundleAsync } from './bundles.ts';
+import { type DeployedFunction, type Run, runBundleAsync } from './bundles.ts';
 import type { Outcome } from './lambda-runtime.ts';
 
 export type FakeAlarm = { readonly state: 'OK' | 'ALARM' | 'INSUFFICIENT_DATA'; readonly reason: string };
@@ -97,6 +97,10 @@ const fakeState = () => ({
   throttled: [] as string[],
   /** Every invocation's function ARN and event, in order. */
   events: [] as { arn: string; event: unknown }[],
+  /** Every invocation's run of its bundle: its outcome and what it printed. */
+  runs: [] as { arn: string; run: Run }[],
+  /** Every datum PutMetricData received, with its namespace. */
+  metricData: [] as ({ Namespace: string } & Record<string, unknown>)[],
 });
 type FakeState = ReturnType<typeof fakeState>;
 
@@ -126,10 +130,21 @@ const answerInvoke = async (state: FakeState, url: URL, body: string, res: Serve
   state.running.set(arn, (state.running.get(arn) ?? 0) + 1);
   try {
     const run = await runBundleAsync(fn, [{ name: 'invoke', requestId: randomUUID(), event: JSON.parse(body) }]);
+    state.runs.push({ arn, run });
     return kind === 'invocations' ? invoke(run.outcomes[0]!, res) : invokeStreaming(run.outcomes[0]!, res);
   } finally {
     state.running.set(arn, state.running.get(arn)! - 1);
   }
+};
+
+/** CloudWatch's PutMetricData (JSON 1.0): each datum kept with its namespace. */
+const putMetricData = (
+  state: FakeState,
+  { Namespace, MetricData = [] }: { Namespace: string; MetricData?: Record<string, unknown>[] },
+  res: ServerResponse,
+) => {
+  for (const datum of MetricData) state.metricData.push({ Namespace, ...datum });
+  return res.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.0' }).end('{}');
 };
 
 /** CloudWatch's DescribeAlarms (JSON 1.0): the named metric alarms that exist. */
@@ -189,6 +204,8 @@ export const startFakeAws = async () => {
     if (lambdaPath.test(url.pathname)) return answerInvoke(state, url, body, res);
     if (req.headers['x-amz-target'] === 'GraniteServiceVersion20100801.DescribeAlarms')
       return describeAlarms(state, JSON.parse(body || '{}'), res);
+    if (req.headers['x-amz-target'] === 'GraniteServiceVersion20100801.PutMetricData')
+      return putMetricData(state, JSON.parse(body || '{}'), res);
     return answerJson11(state, req, body, res);
   });
   server.listen(0, '127.0.0.1');

@@ -219,6 +219,8 @@ const ref = (template: Resolving, logicalId: string): string => {
       return named(template, logicalId, 'DeploymentGroupName');
     case 'AWS::CloudWatch::Alarm':
       return named(template, logicalId, 'AlarmName');
+    case 'AWS::S3::Bucket':
+      return named(template, logicalId, 'BucketName').toLowerCase();
     default:
       throw new Error(`${template.stackName}: no Ref value known for ${Type} (${logicalId})`);
   }
@@ -249,6 +251,8 @@ const getAtt = (template: Resolving, logicalId: string, attribute: string): stri
       return arn('cloudwatch', `alarm:${ref(template, logicalId)}`);
     case 'AWS::ApiGateway::RestApi.RootResourceId':
       return 'root';
+    case 'AWS::S3::Bucket.Arn':
+      return `arn:aws:s3:::${ref(template, logicalId)}`;
     default:
       throw new Error(`${template.stackName}: no value known for Fn::GetAtt ${key} (${logicalId})`);
   }

@@ -2,15 +2,19 @@
  * The pre-traffic hook as shipped: its bundle, under its template's settings, invoking the
  * shipped function bundles (run by the runtime stand-in behind a local Lambda endpoint,
  * ./fake-aws.ts) against DynamoDB Local, and reporting to a local CodeDeploy endpoint. Once with
- * today's bundles, then with one deliberately broken build of each function (./broken-builds.ts):
- * each must make the hook report Failed, naming what failed.
+ * today's bundles, then with deliberately broken builds (./broken-builds.ts): each must make the
+ * hook report Failed, naming what failed. The local Lambda endpoint runs each invocation whole and
+ * then sends its answer, as Lambda may treat a caller that stopped reading: so the list's own log
+ * shows what a probe's list cost.
  */
 import { BatchWriteCommand, NumberValue, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { UpdateTableCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { putOrders } from '../../infra/local/seed.ts';
 import { ensureStatusIndex } from '../../infra/local/tables.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canaryKeySecretName, canaryTier } from '../../shared/canary-key.ts';
+import { canaryKeySecretName } from '../../shared/canary-key.ts';
+import { canaryTier, isProbeOrderId, probeListBytes, probeOrdersCountedAtMost } from '../../shared/probes.ts';
 import { cursorSecretName } from '../../shared/cursor-keys.ts';
 import { acquireListLease, releaseListLease } from '../../shared/list-leases.ts';
 import { stages } from '../../infra/stage-config.ts';
@@ -110,7 +114,39 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
   }, 300_000);
   afterAll(() => fake?.close());
 
-  type HookValue = { status: string; failed: string[]; lines: string[] };
+  /** The orders table's items in the probes' reserved ids. */
+  const probeOrdersLeft = async () =>
+    ((await tables.client.send(new ScanCommand({ TableName: tables.orders.tableName }))).Items ?? []).filter((item) =>
+      isProbeOrderId(String(item.id)),
+    );
+  const leases = async () => (await tables.client.send(new ScanCommand({ TableName: tables.listLeases.tableName }))).Items ?? [];
+
+  /**
+   * `work` with `count` more orders in the table, removed after: a table whose item count is above
+   * what probe orders alone can make it (probeOrdersCountedAtMost), so that a list of [] is wrong.
+   */
+  const withMoreOrders = async <T>(count: number, work: () => Promise<T>): Promise<T> => {
+    const extra = Array.from({ length: count }, (_, i) =>
+      order(String(1_000_000 + i), 'pending', { petId: String(500 + i), quantity: '2', shipDate: '2026-11-25T10:00:00Z', complete: false }),
+    );
+    await putOrders(tables.orders, extra);
+    try {
+      return await work();
+    } finally {
+      for (let at = 0; at < extra.length; at += 25)
+        await tables.client.send(
+          new BatchWriteCommand({
+            RequestItems: {
+              [tables.orders.tableName]: extra
+                .slice(at, at + 25)
+                .map((entry) => ({ DeleteRequest: { Key: { id: NumberValue.from(entry.id) } } })),
+            },
+          }),
+        );
+    }
+  };
+
+  type HookValue = { status: string; failed: string[]; busy: string[]; lines: string[] };
   /** One hook run with these function bundles: what it reported to CodeDeploy, what it returned, what it printed. */
   const runHook = async (overrides: Partial<typeof functions> = {}, event = hookEvent, hookFn = hook) => {
     for (const [name, fn] of Object.entries({ ...functions, ...overrides })) fake.functions.set(arnOf(name), fn);
@@ -161,17 +197,19 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
   }, 240_000);
 
   it('fails all three hooks at once on a build whose list answers [], naming the list', async () => {
-    const { runs } = await runThreeHooksAtOnce({ listOrders: await withFault('listOrders') });
+    const broken = await withFault('listOrders', 'listOrders');
+    const { runs } = await withMoreOrders(probeOrdersCountedAtMost + 10, () => runThreeHooksAtOnce({ listOrders: broken }));
     for (const { reports, value } of runs) {
       expect(reports.map((report) => report.status)).toEqual(['Failed']);
       expect(value.failed).toEqual(['list']);
     }
   }, 240_000);
 
-  it('reports Failed before its own timeout when a version stays throttled, saying so', async () => {
+  it('reports Succeeded before its own timeout when a version stays throttled, the list BUSY and counted in ProbeBusy, never failed', async () => {
     // 40 s of function time, 30 s kept for the report: the checks have 10 s.
     const short = { ...hook, properties: { ...hook.properties, Timeout: 40 } };
     fake.concurrency.set(arnOf('listOrders'), 0);
+    const before = fake.metricData.length;
     try {
       const started = Date.now();
       const { reports, value, outcome } = await runHook(
@@ -180,17 +218,26 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
         short,
       );
       expect(outcome.outcome, JSON.stringify(outcome)).toBe('returned');
-      expect(reports.map((report) => report.status)).toEqual(['Failed']);
-      // The list gave up before the deadline; the checks after it ran in the time left, or were
-      // not started, or were stopped at the deadline: none of them waited past it.
-      expect(value.failed[0]).toBe('list');
-      for (const line of value.lines.slice(3))
-        expect(line).toMatch(
-          /^(PASS {2}(v2 page|cancel of )|FAIL {2}(v2 page.*|cancel of .*): (not started: the checks reached their deadline|no answer before the deadline)$)/,
-        );
+      // Busy is no wrong answer: the release is not failed for it.
+      expect(reports.map((report) => report.status)).toEqual(['Succeeded']);
+      expect(value.failed).toEqual([]);
+      expect(value.busy[0]).toBe('list');
       expect(value.lines).toContainEqual(
-        expect.stringMatching(/^FAIL {2}list: still busy at the deadline after \d+ tries \(last: throttled by Lambda\)$/),
+        expect.stringMatching(/^BUSY {2}list: still busy at the deadline after \d+ tries \(last: throttled by Lambda\)$/),
       );
+      // The checks after it ran in the time left, or were not started (busy: the list took their time).
+      for (const line of value.lines.slice(3))
+        expect(line).toMatch(/^(PASS {2}|BUSY {2}.*: not started: the checks' time went to a busy service$)/);
+      const busy = fake.metricData.slice(before).filter((datum) => datum.MetricName === 'ProbeBusy');
+      expect(busy).toEqual([
+        {
+          Namespace: 'StoreOrders',
+          MetricName: 'ProbeBusy',
+          Dimensions: [{ Name: 'service', Value: 'store-orders-production' }],
+          Value: value.busy.length,
+          Unit: 'Count',
+        },
+      ]);
       expect(Date.now() - started).toBeLessThan(40_000);
     } finally {
       fake.concurrency.clear();
@@ -204,9 +251,13 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
     expect(reports.map((report) => report.status)).toEqual(['Failed']);
     expect(value.lines).toEqual([expect.stringMatching(/^FAIL {2}settings: the hook's environment is invalid: .*METHOD_ARN_PREFIX/)]);
   }, 120_000);
-  const withFault = async (name: keyof typeof faults) => ({ ...functions[name], codeDir: await brokenBuild(faults[name]) });
+  const withFault = async (name: keyof typeof functions, fault: keyof typeof faults) => ({
+    ...functions[name],
+    codeDir: await brokenBuild(faults[fault]),
+  });
 
-  it("reports Succeeded to CodeDeploy for today's bundles, after checking the authorizer, the list and both cancels", async () => {
+  it("reports Succeeded to CodeDeploy for today's bundles, after checking every operation, a pending order of its own cancelled", async () => {
+    const before = fake.metricData.length;
     const { reports, value, outcome } = await runHook();
     expect(outcome.outcome, JSON.stringify(outcome)).toBe('returned');
     expect(reports).toEqual([{ deploymentId: 'd-PRETRAFFIC', lifecycleEventHookExecutionId: 'hook-execution-1', status: 'Succeeded' }]);
@@ -214,27 +265,38 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
     expect(value.lines).toEqual([
       expect.stringMatching(/^PASS {2}authorizer allows the canary key: Allow for key_[0-9a-f]{16}, with its usage identifier$/),
       'PASS  authorizer refuses a wrong key: Unauthorized',
-      'PASS  list: 200, 3 valid orders (table item count 3)',
-      'PASS  v2 page: 200, 3 orders on the first page',
+      expect.stringMatching(/^PASS {2}list: 200, 3 valid orders in \d+ bytes \(table item count [34]\)$/),
+      // A page of one, then the next through its cursor: the hook's own order is in the store meanwhile, never listed.
+      expect.stringMatching(/^PASS {2}v2 first and second page: 200, then 200 through its cursor: [01] and [01] orders$/),
       'PASS  v2 page of pending orders: 200, 2 pending orders on the first page',
-      expect.stringMatching(/^PASS {2}cancel of an absent order: order -\d+: 404 order_not_found, X-Request-Id pre-traffic-[0-9a-f]+$/),
+      expect.stringMatching(
+        /^PASS {2}cancel of an absent order: order -9223372036854775808: 404 order_not_found, X-Request-Id pre-traffic-[0-9a-f]+$/,
+      ),
       expect.stringMatching(/^PASS {2}cancel of a malformed id: order pre-traffic-check: 400 invalid_order_id/),
+      expect.stringMatching(
+        /^PASS {2}cancel of a pending order: order -92233720368547757\d\d: 204 \(X-Request-Id pre-traffic-[0-9a-f]+\), stored cancelled at \S+, and 204 again$/,
+      ),
     ]);
-    // Each function was invoked at its new version, by ARN.
+    // Each function was invoked at its new version, by ARN; the run was never busy, and says so.
     expect(new Set(fake.invoked)).toEqual(new Set(['authorizer', 'listOrders', 'cancelOrder', 'listOrdersPaged'].map(arnOf)));
+    expect(fake.metricData.slice(before).map((datum) => [datum.MetricName, datum.Value])).toEqual([['ProbeBusy', 0]]);
   }, 120_000);
 
   it.each([
-    ['authorizer', 'refuses every key', ['authorizer allows the canary key']],
-    ['listOrders', 'answers [] whatever the table holds', ['list']],
-    ['cancelOrder', 'answers 204 without cancelling', ['cancel of an absent order']],
+    ['authorizer', 'authorizer', 'refuses every key', ['authorizer allows the canary key']],
+    ['listOrders', 'listOrders', 'answers [] whatever the table holds', ['list']],
+    ['cancelOrder', 'cancelOrder', 'answers 204 without cancelling', ['cancel of an absent order', 'cancel of a pending order']],
+    ['cancelOrder', 'cancelPendingConflict', 'answers 409 for a pending order', ['cancel of an absent order', 'cancel of a pending order']],
+    ['listOrdersPaged', 'secondPageInvalid', 'answers the second page 400 invalid_cursor', ['v2 first and second page']],
   ] as const)(
-    'reports Failed for a build whose %s %s, naming the check it failed',
-    async (name, _what, failedChecks) => {
-      const { reports, value } = await runHook({ [name]: await withFault(name) });
+    'reports Failed for a build whose %s (%s) %s, naming the check it failed',
+    async (name, fault, _what, failedChecks) => {
+      const broken = await withFault(name, fault);
+      const { reports, value } = await withMoreOrders(probeOrdersCountedAtMost + 10, () => runHook({ [name]: broken }));
       expect(reports.map((report) => report.status)).toEqual(['Failed']);
       expect(value.failed).toEqual(failedChecks);
       for (const check of failedChecks) expect(value.lines).toContainEqual(expect.stringMatching(new RegExp(`^FAIL {2}${check}: `)));
+      expect(await probeOrdersLeft()).toEqual([]);
     },
     120_000,
   );
@@ -244,8 +306,11 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
     await tables.client.send(
       new UpdateTableCommand({ ...table, GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: 'status-index' } }] }),
     );
+    // A stage whose index is not deployed yet: DynamoDB Local refuses writes while an index is DELETING.
+    while (((await tables.client.send(new DescribeTableCommand(table))).Table?.GlobalSecondaryIndexes ?? []).length > 0) await sleep(100);
     try {
       const { reports, value } = await runHook();
+      expect(value.failed, value.lines.join('\n')).toEqual([]);
       expect(reports.map((report) => report.status)).toEqual(['Succeeded']);
       expect(value.lines).toContainEqual(
         expect.stringMatching(
@@ -284,35 +349,32 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
     for (let i = 0; i + 6 <= secretPart.length; i++) expect(wrong[0]).not.toContain(secretPart.slice(i, i + 6));
   }, 120_000);
 
-  it('reads only the first 256 KB of a long list, and checks the orders in them', async () => {
-    const extra = Array.from({ length: 4000 }, (_, i) =>
-      order(String(1_000_000 + i), 'pending', { petId: String(500 + i), quantity: '2', shipDate: '2026-11-25T10:00:00Z', complete: false }),
-    );
-    await putOrders(tables.orders, extra);
-    try {
-      const { reports, value } = await runHook();
-      expect(reports.map((report) => report.status)).toEqual(['Succeeded']);
-      const line = value.lines.find((entry) => entry.startsWith('PASS  list: '))!;
-      expect(line).toMatch(
-        /^PASS {2}list: 200, the first (\d+) orders valid \(reading stopped after 262144 bytes\) \(table item count 4003\)$/,
-      );
-      expect(Number(/the first (\d+)/.exec(line)![1])).toBeLessThan(4003);
-    } finally {
-      for (let at = 0; at < extra.length; at += 25)
-        await tables.client.send(
-          new BatchWriteCommand({
-            RequestItems: {
-              [tables.orders.tableName]: extra
-                .slice(at, at + 25)
-                .map((entry) => ({ DeleteRequest: { Key: { id: NumberValue.from(entry.id) } } })),
-            },
-          }),
-        );
-    }
+  it('reads the bounded list a probe is answered to its end: the new list stops its Scan at the bound and gives its lease back, whatever the table holds', async () => {
+    const runsBefore = fake.runs.length;
+    // Scan pages of 100 orders: read whole, the 10,003 orders take more than 100 pages.
+    const pagesOf100 = { ...functions.listOrders, environment: { ...functions.listOrders.environment, SCAN_PAGE_SIZE: '100' } };
+    const { reports, value } = await withMoreOrders(10_000, () => runHook({ listOrders: pagesOf100 }));
+    expect(reports.map((report) => report.status)).toEqual(['Succeeded']);
+    const line = value.lines.find((entry) => entry.startsWith('PASS  list: '))!;
+    expect(line).toMatch(/^PASS {2}list: 200, (\d+) valid orders in (\d+) bytes \(table item count 1000[34]\)$/);
+    const [, count, bytes] = /(\d+) valid orders in (\d+) bytes/.exec(line)!;
+    expect(Number(count)).toBeLessThan(10_003);
+    expect(Number(bytes)).toBeGreaterThanOrEqual(probeListBytes);
+    // The function itself (its own log, run whole by the local Lambda endpoint): it ended the array at the bound.
+    const listRuns = fake.runs.slice(runsBefore).filter(({ arn }) => arn === arnOf('listOrders'));
+    const lines = listRuns.flatMap(({ run }) => run.lines);
+    expect(lines.filter((entry) => entry.message === 'orders listed')).toEqual([
+      expect.objectContaining({ count: Number(count), endedAtProbeBound: probeListBytes }),
+    ]);
+    // Its lease, the item count, the Scan pages up to the bound (about 25) and those its 8 segments read ahead, the lease's release.
+    const completed = lines.find((entry) => entry.message === 'request completed')!;
+    expect(Number(completed.dynamoDbCalls)).toBeLessThan(50);
+    expect(await leases()).toEqual([]);
   }, 180_000);
 
-  it("touches no client's order and prints no key", async () => {
+  it("touches no client's order, leaves no order of its own, and prints no key", async () => {
     const { output } = await runHook();
+    expect(await probeOrdersLeft()).toEqual([]);
     const items = (await tables.client.send(new ScanCommand({ TableName: tables.orders.tableName }))).Items ?? [];
     expect(items.map((item) => `${String(item.id)} ${String(item.status)}`).sort()).toEqual([
       '1 pending',

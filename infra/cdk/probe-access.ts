@@ -1,0 +1,61 @@
+/**
+ * What the service's probes may do beyond calling the API (the pre-traffic hook's role and the
+ * synthetic client's, infra/cdk/release-checks.ts): write, read and delete orders of their own,
+ * only in the ids shared/probes.ts reserves and only with the attributes a probe order has
+ * (docs/api.md#orders-the-service-keeps-for-its-own-checks), and publish ProbeBusy in the service's
+ * own namespace. test/infra/probe-access.test.ts evaluates both roles with the IAM simulator.
+ */
+import { Validations } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { metricsNamespace } from '../../shared/observability.ts';
+import { probeOrderAttributes, probeOrderIdPrefix, probeOrderSlots } from '../../shared/probes.ts';
+
+/**
+ * The reserved ids as one `StringLike` pattern: the prefix and one `?` per digit of the slot. IAM
+ * compares `dynamodb:LeadingKeys` (ArrayOfString) with the partition key's value as the request
+ * writes it, the id's decimal text.
+ */
+export const probeOrderIdPattern = `${probeOrderIdPrefix}${'?'.repeat(String(probeOrderSlots - 1).length)}`;
+
+/**
+ * PutItem, GetItem and DeleteItem on the orders table, for the reserved ids only, naming no
+ * attribute but the probe order's, and returning no old item. `ForAllValues` holds for a request
+ * that names no such key, so `Null` requires the partition key in every request (AWS's guidance
+ * for multivalued keys); a request may name no attribute at all (a DeleteItem by key).
+ */
+const probeOrderStatement = (table: dynamodb.ITable) =>
+  new iam.PolicyStatement({
+    actions: ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:DeleteItem'],
+    resources: [table.tableArn],
+    conditions: {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [probeOrderIdPattern] },
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...probeOrderAttributes] },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+      Null: { 'dynamodb:LeadingKeys': 'false' },
+    },
+  });
+
+/** PutMetricData (no resource level: `*`), only into the service's own namespace. */
+const probeBusyStatement = () =>
+  new iam.PolicyStatement({
+    actions: ['cloudwatch:PutMetricData'],
+    resources: ['*'],
+    conditions: { StringEquals: { 'cloudwatch:namespace': metricsNamespace } },
+  });
+
+/** Grants `role` the probes' writes; `acknowledgeWildcard`: the role has no cdk-nag acknowledgement of `*` yet. */
+export const grantProbeWrites = (
+  role: iam.IRole,
+  ordersTable: dynamodb.ITable,
+  { acknowledgeWildcard }: { acknowledgeWildcard: boolean },
+) => {
+  role.addToPrincipalPolicy(probeOrderStatement(ordersTable));
+  role.addToPrincipalPolicy(probeBusyStatement());
+  if (acknowledgeWildcard)
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'cloudwatch:PutMetricData has no resource level: the statement is limited by condition to the StoreOrders namespace (the probes publish ProbeBusy).',
+    });
+};

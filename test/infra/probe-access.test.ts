@@ -1,0 +1,112 @@
+/**
+ * What the probes' roles (the pre-traffic hook's and the synthetic client's) may do to the orders
+ * table and CloudWatch, evaluated by the IAM simulator (test/lib/iam.ts) against the synthesized
+ * templates: their own orders in the reserved ids (shared/probes.ts), with a probe order's
+ * attributes only, and ProbeBusy in the service's namespace; nothing else, on no other item.
+ */
+import type { Stack } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { stages, type StageName } from '../../infra/stage-config.ts';
+import { idThatCannotExist, probeOrderAttributes, probeOrderId } from '../../shared/probes.ts';
+import {
+  type Call,
+  type CfnTemplate,
+  evaluate,
+  evaluationAccount,
+  evaluationRegion,
+  referencedId,
+  resolveTemplate,
+  roleIdentityPolicies,
+  roleSession,
+} from '../lib/iam.ts';
+import { logicalId, stageNames, sharedApp } from '../lib/cdk.ts';
+
+const { app, stack } = sharedApp();
+const templateOf = (s: Stack) => app.synth().getStackByName(s.stackName).template as CfnTemplate;
+const tableArn = (name: string) => `arn:aws:dynamodb:${evaluationRegion}:${evaluationAccount}:table/${name}`;
+
+/** A request on one item: its key's text, the attributes it names, and what it asks back. */
+const itemCall = (action: string, table: string, id: string | undefined, attributes: readonly string[], returnValues?: string) => ({
+  action: `dynamodb:${action}`,
+  resource: tableArn(table),
+  context: {
+    ...(id === undefined ? {} : { 'dynamodb:LeadingKeys': [id] }),
+    ...(attributes.length === 0 ? {} : { 'dynamodb:Attributes': [...attributes] }),
+    ...(returnValues === undefined ? {} : { 'dynamodb:ReturnValues': returnValues }),
+  },
+});
+
+/** What a probe writes and reads (shared/probe-writes.ts), attribute by attribute. */
+const put = ['id', 'status', 'probe', 'probeExpiresAt'];
+const read = ['status', 'cancelledAt'];
+
+describe.each(stageNames)("the probes' access on %s, evaluated", (stage: StageName) => {
+  const s = stack(stage);
+  const template = templateOf(s);
+  const resolve = resolveTemplate(template, s.stackName);
+  const own = stages[stage].ordersTableName;
+  const other = stages[stageNames.find((name) => name !== stage)!].ordersTableName;
+  const canary = Object.values(template.Resources).find((resource) => resource.Type === 'AWS::Synthetics::Canary')!;
+  const roles = {
+    'pre-traffic hook': logicalId(s, s.preTrafficHook.role),
+    'synthetic client': referencedId(canary.Properties?.ExecutionRoleArn)!,
+  };
+
+  describe.each(Object.entries(roles))('the %s', (_name, roleId) => {
+    const principal = roleSession(String(resolve({ 'Fn::GetAtt': [roleId, 'Arn'] })));
+    const identityPolicies = roleIdentityPolicies(template, roleId, resolve);
+    const verdict = (call: Omit<Call, 'principal' | 'identityPolicies'>) => evaluate({ principal, identityPolicies, ...call });
+
+    it('may write, read back and delete a pending order of its own in every reserved id', async () => {
+      for (const id of [probeOrderId(0), probeOrderId(1), probeOrderId(99)]) {
+        expect(await verdict(itemCall('PutItem', own, id, put)), `PutItem ${id}`).toBe('Allowed');
+        expect(await verdict(itemCall('GetItem', own, id, read)), `GetItem ${id}`).toBe('Allowed');
+        expect(await verdict(itemCall('DeleteItem', own, id, ['probe'])), `DeleteItem ${id}`).toBe('Allowed');
+        expect(await verdict(itemCall('DeleteItem', own, id, [])), `DeleteItem ${id} by key alone`).toBe('Allowed');
+      }
+    });
+
+    it("may touch no other order: a client's, int64's extremes, ids beside the range, or the other stage's table", async () => {
+      const others = [
+        '1',
+        '9223372036854775807',
+        idThatCannotExist,
+        '-9223372036854775800',
+        '-9223372036854775699',
+        // The range's text with a digit more or less, and with something after it.
+        '-922337203685477570',
+        '-922337203685477570000',
+        `${probeOrderId(0)}1`,
+      ];
+      for (const id of others)
+        for (const action of ['PutItem', 'GetItem', 'DeleteItem'])
+          expect(await verdict(itemCall(action, own, id, action === 'PutItem' ? put : [])), `${action} ${id}`).not.toBe('Allowed');
+      for (const action of ['PutItem', 'GetItem', 'DeleteItem'])
+        expect(await verdict(itemCall(action, other, probeOrderId(0), [])), `${action} on ${other}`).not.toBe('Allowed');
+      // A request that names no partition key is refused, though ForAllValues alone would let it pass.
+      expect(await verdict(itemCall('PutItem', own, undefined, put))).not.toBe('Allowed');
+    });
+
+    it('may write no attribute but a probe order’s, ask no old item back, and use no other action on the table', async () => {
+      expect([...probeOrderAttributes].sort()).toEqual([...new Set([...put, ...read, 'probe'])].sort());
+      for (const extra of ['petId', 'quantity', 'shipDate', 'complete'])
+        expect(await verdict(itemCall('PutItem', own, probeOrderId(0), [...put, extra])), `PutItem with ${extra}`).not.toBe('Allowed');
+      expect(await verdict(itemCall('PutItem', own, probeOrderId(0), put, 'ALL_OLD'))).not.toBe('Allowed');
+      expect(await verdict(itemCall('DeleteItem', own, probeOrderId(0), [], 'ALL_OLD'))).not.toBe('Allowed');
+      expect(await verdict(itemCall('UpdateItem', own, probeOrderId(0), ['status']))).not.toBe('Allowed');
+      for (const action of ['BatchWriteItem', 'BatchGetItem', 'Scan', 'Query', 'DeleteTable'])
+        expect(await verdict({ action: `dynamodb:${action}`, resource: tableArn(own) }), action).not.toBe('Allowed');
+    });
+
+    it('may publish metrics only in the service’s namespace (ProbeBusy)', async () => {
+      const metrics = (namespace: string) => ({
+        action: 'cloudwatch:PutMetricData',
+        resource: '*',
+        context: { 'cloudwatch:namespace': namespace },
+      });
+      expect(await verdict(metrics('StoreOrders'))).toBe('Allowed');
+      expect(await verdict(metrics('AWS/Lambda'))).not.toBe('Allowed');
+      expect(await verdict(metrics('SomeoneElse'))).not.toBe('Allowed');
+    });
+  });
+});
