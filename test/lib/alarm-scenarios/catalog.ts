@@ -12,6 +12,7 @@ import type { StoreOrdersStack } from '../../../infra/cdk/store-orders-stack.ts'
 import { createApiKey, revokeApiKey } from '../../../infra/ops/key-store.ts';
 import { cursorSecretName } from '../../../shared/cursor-keys.ts';
 import { basePath, routes } from '../../../shared/routes.ts';
+import { canaryTier } from '../../../shared/probes.ts';
 import { statusIndex } from '../../../shared/status-index.ts';
 import { brokenBuild } from '../broken-builds.ts';
 import { type DeployedFunction, deployedFunction, runBundleAsync } from '../bundles.ts';
@@ -37,13 +38,14 @@ const storeOrders = () => [
 ];
 
 const api = { accountId: '123456789012', apiId: 'abc123', domainName: 'abc123.execute-api.us-east-1.amazonaws.com' };
-const principal = {
-  principalId: 'key_0123456789abcdef',
-  context: { keyId: 'key_0123456789abcdef', keyName: 'scenario', tier: 'standard' },
+/** The authorization of a key of `tier` (the synthetic client's `canary` tier is answered a bounded list). */
+const principal = (tier: string) => {
+  const keyId = `key_${tier === canaryTier ? 'c' : 'a'}123456789abcdef`;
+  return { principalId: keyId, context: { keyId, keyName: 'scenario', tier } };
 };
 
 /** The REST proxy event (payload 1.0) of an allowed request, as API Gateway sends it. */
-const requestEvent = (stage: string, method: string, path: string, query: Record<string, string> = {}) =>
+const requestEvent = (stage: string, method: string, path: string, query: Record<string, string> = {}, tier = 'standard') =>
   proxyEvent({
     api,
     stage,
@@ -53,7 +55,7 @@ const requestEvent = (stage: string, method: string, path: string, query: Record
     headers: [['Host', api.domainName]],
     query: Object.entries(query),
     body: null,
-    auth: principal,
+    auth: principal(tier),
     sourceIp: '203.0.113.9',
     protocol: 'HTTP/1.1',
     requestTimeEpoch: Date.now(),
@@ -76,8 +78,10 @@ const invocations = (stage: string, keys: { valid: string; revoked: string }, cu
   });
   return {
     'list-whole': at('list-whole', v1('GET', '/store/orders')),
-    // A client (a probe among them) that reads the first 256 KB and leaves.
+    // A client that reads the first 256 KB and leaves.
     'list-left': at('list-left', v1('GET', '/store/orders'), { clientLeavesAfterBytes: 256 * 1024 }),
+    // The synthetic client's: its tier's list ends after 256 KB, read whole.
+    'list-probe': at('list-probe', requestEvent(stage, 'GET', `${basePath}/store/orders`, {}, canaryTier)),
     'cancel-pending': at('cancel-pending', v1('DELETE', `/store/orders/${ids.pending[0]}`)),
     'cancel-again': at('cancel-again', v1('DELETE', `/store/orders/${ids.cancelled}`)),
     'cancel-shipped': at('cancel-shipped', v1('DELETE', `/store/orders/${ids.shipped}`)),

@@ -15,19 +15,9 @@ export const releaseFaults = {
     with: "throw new Error('a broken release');",
   },
   // Answers 409 order_not_cancellable for a pending order (and cancels nothing): only 4xx, no error metric.
-  cancelPendingConflict: {
-    handlerFile: 'functions/cancel-order.ts',
-    file: 'functions/cancel-order.ts',
-    replace: 'const result = await cancelOrder(orders, orderId, { deadline: callDeadline(context) });',
-    with: "const result = { outcome: 'not_cancellable' as const, status: 'pending' } as Awaited<ReturnType<typeof cancelOrder>>; void callDeadline;",
-  },
+  cancelPendingConflict: faults.cancelPendingConflict,
   // Answers every page after the first 400 invalid_cursor: only 4xx, no error metric.
-  secondPageInvalid: {
-    handlerFile: 'functions/list-orders-paged.ts',
-    file: 'functions/list-orders-paged.ts',
-    replace: 'if (query.cursor === undefined) return undefined;',
-    with: "if (query.cursor === undefined) return undefined; throw apiError('invalid_cursor');",
-  },
+  secondPageInvalid: faults.secondPageInvalid,
 } as const;
 
 export type FaultName = keyof typeof releaseFaults;
