@@ -97,21 +97,33 @@ const probeOrdersOf = (settings: Settings, event: HookEvent, deadline: number): 
   signal: () => untilDeadline({ deadline }),
 });
 
+/** Whether `error` is the deadline's: a call aborted at it, or a check not started by it. */
+const isDeadline = (error: unknown) => error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+
+/**
+ * A check's verdict and reason. A check the deadline leaves unstarted, or stops, is busy when a busy
+ * check before it took the time; otherwise it failed (the service was slow, not busy).
+ */
+const verdictOf = (error: unknown, busyBefore: boolean, started: boolean): { busy: boolean; reason: string } => {
+  if (error instanceof ServiceBusy) return { busy: true, reason: error.message };
+  if (!isDeadline(error)) return { busy: false, reason: reasonOf(error) };
+  if (busyBefore)
+    return { busy: true, reason: `${started ? 'stopped at' : 'not started by'} the deadline: the checks' time went to a busy service` };
+  return { busy: false, reason: started ? reasonOf(error) : 'not started: the checks reached their deadline' };
+};
+
 /** Each check in turn, one line each (PASS, FAIL or BUSY); none starts or runs past the deadline. */
 const runEach = async (run: HookRun): Promise<Outcome> => {
   const outcome: Outcome = { lines: [], failed: [], busy: [] };
   for (const { name, run: check } of hookChecks(run)) {
+    const started = Date.now() < run.deadline;
     try {
-      // A check the deadline leaves unstarted is busy when a busy check before it took the time.
-      if (Date.now() >= run.deadline)
-        throw outcome.busy.length > 0
-          ? new ServiceBusy("not started: the checks' time went to a busy service")
-          : new Error('not started: the checks reached their deadline');
+      if (!started) throw Object.assign(new Error('not started'), { name: 'TimeoutError' });
       outcome.lines.push(`PASS  ${name}: ${await withinDeadline(run.deadline, check())}`);
     } catch (error) {
-      const busy = error instanceof ServiceBusy;
+      const { busy, reason } = verdictOf(error, outcome.busy.length > 0, started);
       (busy ? outcome.busy : outcome.failed).push(name);
-      outcome.lines.push(`${busy ? 'BUSY' : 'FAIL'}  ${name}: ${reasonOf(error)}`);
+      outcome.lines.push(`${busy ? 'BUSY' : 'FAIL'}  ${name}: ${reason}`);
     }
   }
   return outcome;

@@ -32,7 +32,8 @@ export const serviceErrorCodes = [
 export type ServiceErrorCode = (typeof serviceErrorCodes)[number];
 
 /** Codes of failures seen by the client itself, never sent by the service. */
-export type ClientErrorCode = 'client_connection_failed' | 'client_response_cut' | 'client_invalid_response';
+export type ClientErrorCode =
+  'client_connection_failed' | 'client_response_cut' | 'client_response_stalled' | 'client_invalid_response' | 'client_redirect';
 
 /** A code the service may add later arrives as it is: `(string & {})` keeps the known ones suggested. */
 export type ErrorCode = ServiceErrorCode | ClientErrorCode | (string & {});
@@ -104,8 +105,36 @@ export class ResponseCutError extends StoreOrdersError {
     this.ordersRead = details.ordersRead;
   }
 }
-/** `client_invalid_response`: the answer is not what the contract says (not JSON, not an Error record, an order without an id). */
+/**
+ * `client_response_stalled`: the v1 list sent nothing for `idleTimeoutMs` (default 30 s) and
+ * the client closed it. A `ResponseCutError`: the orders yielded are real, but not all of them.
+ */
+export class ResponseStalledError extends ResponseCutError {
+  /** The idle bound that passed, in milliseconds. */
+  readonly idleTimeoutMs: number;
+  constructor(details: StoreOrdersErrorDetails & { ordersRead: number; idleTimeoutMs: number }) {
+    super(details);
+    this.idleTimeoutMs = details.idleTimeoutMs;
+  }
+}
+/**
+ * `client_invalid_response`: the answer is not what the contract says (not JSON, not an Error
+ * record, an order without an id, an int64 member that is not a JSON integer within int64).
+ */
 export class InvalidResponseError extends StoreOrdersError {}
+/**
+ * `client_redirect`: the answer was a redirect (3xx). The client follows none, for any
+ * operation: only the service's own answers count, and a redirect could send the key and the
+ * request elsewhere. `status` is the 3xx (0 where a browser hides it), `location` where it pointed.
+ */
+export class RedirectError extends StoreOrdersError {
+  /** The answer's `Location`, resolved against the request's URL; undefined when absent or hidden (a browser's opaque redirect). */
+  readonly location: string | undefined;
+  constructor(details: StoreOrdersErrorDetails & { location: string | undefined }) {
+    super(details);
+    this.location = details.location;
+  }
+}
 
 /**
  * Each class's `name`, taken from its key here: a property name survives a minifier, a class's
@@ -125,7 +154,9 @@ const subclassNames: ReadonlyMap<unknown, string> = new Map(
     ServiceUnavailableError,
     ConnectionError,
     ResponseCutError,
+    ResponseStalledError,
     InvalidResponseError,
+    RedirectError,
   }).map(([name, subclass]) => [subclass, name]),
 );
 

@@ -1,32 +1,36 @@
 /**
  * One request to the service with the client's retries: 429 and 503 (and 504) are sent again
  * after `Retry-After` plus jitter, a failed connection after a backoff, within a number of
- * attempts and a deadline; anything else that is not the expected status becomes the
- * `StoreOrdersError` of its Error record. Only `fetch`, `AbortSignal` and timers: Node 20+ and browsers.
+ * attempts and a deadline; a redirect is refused, never followed; anything else that is not the
+ * expected status becomes the `StoreOrdersError` of its Error record. Only `fetch`, `AbortSignal`
+ * and timers: Node 20+ and browsers.
  */
-import { ConnectionError, InvalidResponseError, StoreOrdersError, errorClassFor } from './errors.ts';
+import { ConnectionError, InvalidResponseError, RedirectError, StoreOrdersError, errorClassFor } from './errors.ts';
+import { type CallMeta, type Hooks, type Operation, type RequestEvent, redactHeaders } from './hooks.ts';
 
 export type RetryOptions = {
   /** Requests sent at most, the first included (default 4; 1 turns retries off). */
-  maxAttempts?: number;
+  maxAttempts?: number | undefined;
   /** No retry waits past this many milliseconds after the call started (default 60,000). */
-  deadlineMs?: number;
+  deadlineMs?: number | undefined;
   /** Statuses sent again (default 429, 503, 504: each answers with `Retry-After`). */
-  retryStatuses?: readonly number[];
+  retryStatuses?: readonly number[] | undefined;
   /** The wait before the second attempt when the answer gave no `Retry-After`, doubled each time (default 200). */
-  backoffMs?: number;
+  backoffMs?: number | undefined;
   /** The longest backoff without `Retry-After` (default 5,000). */
-  maxBackoffMs?: number;
+  maxBackoffMs?: number | undefined;
   /** Up to this fraction of the wait is added at random, so clients told the same `Retry-After` do not return together (default 0.25). */
-  jitter?: number;
+  jitter?: number | undefined;
 };
 
 export type CallOptions = {
   /** Aborts the call; it then rejects with the signal's reason. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Aborts the call after this many milliseconds (a `TimeoutError`); see each operation for what it covers. */
-  timeoutMs?: number;
-  retry?: RetryOptions;
+  timeoutMs?: number | undefined;
+  retry?: RetryOptions | undefined;
+  /** Told the request id, attempts and status of each successful answer (see each operation for when). */
+  onMeta?: ((meta: CallMeta) => void) | undefined;
 };
 
 export const defaultRetry: Required<RetryOptions> = {
@@ -40,14 +44,17 @@ export const defaultRetry: Required<RetryOptions> = {
 
 export type Exchange = {
   fetch: typeof fetch;
+  operation: Operation;
+  method: string;
   url: string;
-  init: RequestInit;
+  headers: Record<string, string>;
+  hooks: Hooks;
   /** The status of a successful answer (200 or 204). */
   expect: number;
   signal: AbortSignal;
   retry: Required<RetryOptions>;
   /** Waits, for tests; default: a timer that the signal cancels. */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  sleep?: ((ms: number, signal: AbortSignal) => Promise<void>) | undefined;
 };
 
 /** A timer that ends early, rejecting with the signal's reason, when the signal aborts. */
@@ -134,43 +141,117 @@ export const retryDelayMs = (
 };
 
 /**
- * Sends the request until it gets `expect` (returning `accept(response)`), an answer not worth
- * retrying (thrown as its Error record), or the attempts or deadline run out (the last failure).
- * `accept` runs inside the attempt: an error it throws that is not a `StoreOrdersError` or an
- * abort (a body cut while read) is a failed connection, and retried like one.
+ * Sends the request until it gets `expect` (returning `accept(response, meta)`), an answer not
+ * worth retrying (thrown as its Error record; a redirect as `RedirectError`), or the attempts or
+ * deadline run out (the last failure). `accept` runs inside the attempt: an error it throws that
+ * is not a `StoreOrdersError` or an abort (a body cut while read) is a failed connection, and
+ * retried like one. The hooks see each request, answer and retry.
  */
-export const exchange = async <T>(call: Exchange, accept: (response: Response, attempts: number) => Promise<T>): Promise<T> => {
-  const { retry, signal } = call;
+export const exchange = async <T>(call: Exchange, accept: (response: Response, meta: CallMeta) => Promise<T>): Promise<T> => {
+  const { retry, signal, hooks } = call;
   const sleep = call.sleep ?? abortableSleep;
   const deadline = Date.now() + retry.deadlineMs;
+  let waited = 0;
   for (let attempt = 1; ; attempt++) {
+    const event: RequestEvent = {
+      operation: call.operation,
+      method: call.method,
+      url: call.url,
+      attempt,
+      headers: redactHeaders(call.headers),
+    };
     let failure: StoreOrdersError;
-    let retryAfter: number | undefined;
     try {
-      const response = await call.fetch(call.url, { ...call.init, signal });
-      if (response.status === call.expect) return await accept(response, attempt);
-      failure = await errorFromResponse(response, attempt);
-      if (!retry.retryStatuses.includes(response.status)) throw failure;
-      retryAfter = failure.retryAfterSeconds;
+      const response = await send(call, event);
+      const meta: CallMeta = {
+        operation: call.operation,
+        status: response.status,
+        requestId: requestIdOf(response),
+        attempts: attempt,
+        retryDelayMs: waited,
+      };
+      if (response.status === call.expect && !isRedirect(response)) return await accept(response, meta);
+      failure = await failureOf(response, call.url, attempt);
+      if (!retry.retryStatuses.includes(response.status) || failure instanceof RedirectError) throw failure;
     } catch (error) {
+      if (error instanceof HookFailure) throw error.cause;
       if (signal.aborted) throw signal.reason;
       if (error instanceof StoreOrdersError && !(error instanceof ConnectionError)) throw error;
-      failure =
-        error instanceof ConnectionError
-          ? error
-          : new ConnectionError({
-              code: 'client_connection_failed',
-              status: 0,
-              message: connectionMessage(error),
-              attempts: attempt,
-              cause: error,
-            });
+      failure = error instanceof ConnectionError ? error : connectionError(error, attempt);
     }
-    const wait = retryDelayMs(retry, attempt, retryAfter);
+    const wait = retryDelayMs(retry, attempt, failure.retryAfterSeconds);
     if (attempt >= retry.maxAttempts || Date.now() + wait > deadline) throw failure;
+    await runHook(hooks.beforeRetry, { ...event, error: failure, delayMs: wait }).catch((hookFailure: HookFailure) => {
+      throw hookFailure.cause;
+    });
     await sleep(wait, signal);
+    waited += wait;
   }
 };
+
+/** What a hook threw: it fails the call as it is, never taken for a failed connection and retried. */
+class HookFailure {
+  readonly cause: unknown;
+  constructor(cause: unknown) {
+    this.cause = cause;
+  }
+}
+
+const runHook = async <E>(hook: ((event: E) => void | Promise<void>) | undefined, event: E) => {
+  try {
+    await hook?.(event);
+  } catch (error) {
+    throw new HookFailure(error);
+  }
+};
+
+/**
+ * One request, with the hooks before and after it. `redirect: 'manual'`: a redirect is handed
+ * over as it is, never followed (Node's fetch gives the 3xx with its Location; a browser an opaque
+ * redirect); `'error'` would make it a network error, which looks like a failed connection and
+ * hides where it pointed.
+ */
+const send = async (call: Exchange, event: RequestEvent): Promise<Response> => {
+  await runHook(call.hooks.beforeRequest, event);
+  const started = Date.now();
+  const response = await call.fetch(call.url, { method: call.method, headers: call.headers, redirect: 'manual', signal: call.signal });
+  const answered = { ...event, status: response.status, requestId: requestIdOf(response), durationMs: Date.now() - started };
+  await runHook(call.hooks.afterResponse, answered).catch(async (failure: unknown) => {
+    await response.body?.cancel().catch(() => undefined);
+    throw failure;
+  });
+  return response;
+};
+
+const requestIdOf = (response: Response) => response.headers.get('x-request-id') ?? undefined;
+
+/**
+ * A redirect: a 3xx (Node's fetch hands it over with `redirect: 'manual'`), a browser's opaque
+ * redirect (status 0, headers hidden), or an answer a `fetch` of the caller's own reached by
+ * following one (`redirected`).
+ */
+const isRedirect = (response: Response) =>
+  response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400) || response.redirected;
+
+/** The error an answer other than the expected one stands for. */
+const failureOf = async (response: Response, url: string, attempts: number): Promise<StoreOrdersError> => {
+  if (!isRedirect(response)) return errorFromResponse(response, attempts);
+  await response.body?.cancel().catch(() => undefined);
+  const header = response.redirected ? response.url : response.headers.get('location');
+  const location = header === null || header === '' ? undefined : URL.canParse(header, url) ? new URL(header, url).href : header;
+  const where = location ?? (response.type === 'opaqueredirect' ? 'a place the browser does not show' : 'no Location');
+  return new RedirectError({
+    code: 'client_redirect',
+    status: response.status,
+    message: `The answer was a redirect (${response.status || 'opaque'}) to ${where}; the client follows none: check baseUrl`,
+    requestId: requestIdOf(response),
+    attempts,
+    location,
+  });
+};
+
+const connectionError = (error: unknown, attempt: number) =>
+  new ConnectionError({ code: 'client_connection_failed', status: 0, message: connectionMessage(error), attempts: attempt, cause: error });
 
 const connectionMessage = (error: unknown): string => {
   const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;

@@ -1,6 +1,9 @@
 /** @store-orders/client: the Store Orders API's client (README.md). */
-export { StoreOrdersClient, int64Fields } from './client.ts';
-export type { Order, OrderPage, OrderPageQuery, OrderStatus, StoreOrdersClientOptions } from './client.ts';
+export { StoreOrdersClient, clientDefaults } from './client.ts';
+export type { ListOptions, StoreOrdersClientOptions } from './client.ts';
+export { int64Fields } from './order.ts';
+export type { Order, OrderPage } from './order.ts';
+export type { Checkpoint, CollectOptions, OrderPageQuery, OrderStatus, PagedOptions, SplitReadOptions } from './paging.ts';
 export {
   BadRequestError,
   ConflictError,
@@ -10,7 +13,9 @@ export {
   InvalidResponseError,
   ListTooLargeError,
   NotFoundError,
+  RedirectError,
   ResponseCutError,
+  ResponseStalledError,
   ServiceUnavailableError,
   StoreOrdersError,
   TooManyRequestsError,
@@ -18,6 +23,8 @@ export {
   serviceErrorCodes,
 } from './errors.ts';
 export type { ClientErrorCode, ErrorCode, ServiceErrorCode, StoreOrdersErrorDetails } from './errors.ts';
+export type { CallMeta, Hooks, Operation, RequestEvent, ResponseEvent, RetryEvent } from './hooks.ts';
 export type { CallOptions, RetryOptions } from './http.ts';
-export { JsonArrayStream, JsonSyntaxError, parseJsonExact } from './json.ts';
+export { JsonSyntaxError, parseJsonExact } from './json.ts';
+export { JsonArrayStream } from './json-stream.ts';
 export type { components, operations, paths } from './generated/openapi.ts';

@@ -5,6 +5,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { openApiTypes } from '../../client/bin/openapi-types.mjs';
 import { buildOpenApiDocument, type OpenApiDocument, openApiJson } from './document.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
@@ -17,28 +18,16 @@ export const openApiFiles = {
 } as const;
 
 /**
- * TypeScript types of the document for `openapi-fetch` (openapi-typescript). An int64 is
- * typed `number | bigint`: a client that parses big integers exactly (docs/api.md#a-typescript-client) gets
- * bigints above 2^53 − 1, and a path parameter accepts either. With `int64: 'bigint'` (the
- * client package, which parses every int64 as one) it is typed `bigint`.
+ * TypeScript types of the document for `openapi-fetch` (openapi-typescript), made by the script
+ * the client package ships (client/bin/openapi-types.mjs), so readers generate exactly what the
+ * repository does. An int64 is typed `number | bigint` here (test/generated/, for a client that
+ * makes only ids above 2^53 − 1 bigint) and `bigint` for the client package, which parses every
+ * int64 as one.
  */
-export const generateClientTypes = async (
+export const generateClientTypes = (
   document: OpenApiDocument = buildOpenApiDocument(),
   int64: 'number | bigint' | 'bigint' = 'number | bigint',
-): Promise<string> => {
-  // Loaded only here: the compiler is heavy, and npm start needs only the document.
-  const { default: openapiTS, astToString, COMMENT_HEADER } = await import('openapi-typescript');
-  const { default: ts } = await import('typescript');
-  const bigintNode = ts.factory.createKeywordTypeNode(ts.SyntaxKind.BigIntKeyword);
-  const int64Node =
-    int64 === 'bigint'
-      ? bigintNode
-      : ts.factory.createUnionTypeNode([ts.factory.createKeywordTypeNode(ts.SyntaxKind.NumberKeyword), bigintNode]);
-  const ast = await openapiTS(document as Parameters<typeof openapiTS>[0], {
-    transform: (schema) => (schema.format === 'int64' ? int64Node : undefined),
-  });
-  return `${COMMENT_HEADER}${astToString(ast)}`;
-};
+): Promise<string> => openApiTypes(document, { int64 });
 
 /** `npm run openapi`: regenerate the committed document and client types. */
 if (import.meta.main) {

@@ -195,11 +195,14 @@ const operationOf = (route: Route, contract: OperationContract): RouteConfig => 
   };
 };
 
+/** One base URL, one meaning, everywhere: a server URL is the stage root, the base URL that root plus /v1. */
+const baseUrlNote = 'The stage’s base URL (the stack’s `BaseUrl` output, the client library’s `baseUrl`) is this URL followed by `/v1`.';
+
 // `x-internal` names each server's audience (OWASP API9): the stages serve the API's clients;
 // the local server is for the developers of this service.
 const stageServer = (stage: 'production' | 'staging', description: string) => ({
   url: `https://{apiId}.execute-api.{region}.amazonaws.com/${stage}`,
-  description,
+  description: `${description}: the stage root (paths carry their version: /v1/…, /v2/…). ${baseUrlNote}`,
   'x-internal': false,
   variables: {
     apiId: { default: 'API_ID', description: `The id of the ${stage} stack’s REST API (the stack’s output).` },
@@ -245,7 +248,7 @@ export const buildOpenApiDocument = (
       stageServer('staging', 'Staging'),
       {
         url: 'http://127.0.0.1:3000',
-        description: 'Local: `npm start` on this machine (PORT changes the port)',
+        description: `Local: \`npm start\` on this machine (PORT changes the port). ${baseUrlNote}`,
         'x-internal': true,
       },
     ],

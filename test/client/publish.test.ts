@@ -1,10 +1,10 @@
 /**
- * `@store-orders/client` cannot be published to the public npm registry by accident: this team
- * does not own the `@store-orders` scope there, and whoever published that name first would
- * receive every store's API key. The package is marked private (npm refuses to publish it); stores
- * install the tarball `npm pack` makes (test/client/package.test.ts) or, once the team runs one, a
- * private registry mapped to the scope (docs/api.md). Real npm, against a registry on this machine
- * that records what reaches it (a publish is a PUT).
+ * `@store-orders/client` is ready to publish (client/README.md, "Releasing it"): public metadata
+ * (name, version, repository, license, files, exports with types, engines, provenance), its own
+ * changelog with the version being released, `npm publish --dry-run` clean (real npm, against a
+ * registry on this machine that records what reaches it: a dry run uploads nothing), and packing
+ * it needs nothing of the service: client/ copied alone, with only its own devDependencies,
+ * builds and packs.
  */
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
@@ -14,66 +14,89 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packClientAlone } from '../lib/client.ts';
 
 const clientDir = resolve(import.meta.dirname, '../../client');
-const publicRegistries = ['registry.npmjs.org', 'registry.yarnpkg.com', 'registry.npmjs.com'];
+const manifest = JSON.parse(await readFile(join(clientDir, 'package.json'), 'utf8')) as Record<string, unknown> & {
+  version: string;
+  files: string[];
+  exports: Record<string, unknown>;
+  repository: { type: string; url: string; directory: string };
+  publishConfig: Record<string, unknown>;
+  devDependencies?: Record<string, string>;
+};
 
-describe('publishing @store-orders/client', () => {
+/** `npm <args>` in `cwd` (never throws): its exit code and output. */
+const npm = (args: string[], cwd: string, env: Record<string, string> = {}) =>
+  new Promise<{ code: number | null; output: string }>((done) =>
+    execFile('npm', args, { cwd, timeout: 300_000, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
+      done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, output: `${stdout}${stderr}` }),
+    ),
+  );
+
+describe('the package metadata', () => {
+  it('is public and complete: name, semver version, MIT, the repository folder, files, ESM exports with types, engines', () => {
+    expect(manifest).not.toHaveProperty('private');
+    expect(manifest).toMatchObject({ name: '@store-orders/client', license: 'MIT', type: 'module', engines: { node: '>=20' } });
+    expect(manifest.version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(manifest.repository).toMatchObject({ type: 'git', directory: 'client' });
+    expect(manifest.repository.url).toMatch(/^git\+https:\/\/github\.com\/[\w.-]+\/[\w.-]+\.git$/);
+    expect(manifest.files).toEqual(expect.arrayContaining(['dist/', 'README.md', 'CHANGELOG.md', 'LICENSE']));
+    expect(manifest.exports['.']).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
+    expect(manifest.dependencies).toBeUndefined();
+  });
+
+  it('publishes with provenance and public access, to the registry the scope is mapped to (no registry pinned here)', () => {
+    expect(manifest.publishConfig).toEqual({ access: 'public', provenance: true });
+  });
+
+  it('has a changelog entry for the version it carries, and a semver policy', async () => {
+    const changelog = await readFile(join(clientDir, 'CHANGELOG.md'), 'utf8');
+    expect(changelog).toContain(`## [${manifest.version}]`);
+    expect(changelog).toMatch(/semantic versioning/i);
+    expect(await readFile(join(clientDir, 'README.md'), 'utf8')).toMatch(/## Releasing it/);
+  });
+});
+
+describe('npm publish --dry-run', () => {
   const requests: string[] = [];
   const registry = createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
-    // npm 11 first asks whether the version exists (GET of the name): "not found" answers it at once.
     res.writeHead(req.method === 'GET' ? 404 : 500).end();
   });
-  let registryUrl: string;
+  let registryArgs: string[];
   beforeAll(async () => {
     registry.listen(0, '127.0.0.1');
     await once(registry, 'listening');
-    registryUrl = `http://127.0.0.1:${(registry.address() as AddressInfo).port}/`;
+    const url = `http://127.0.0.1:${(registry.address() as AddressInfo).port}/`;
+    registryArgs = ['--registry', url, `--${url.replace(/^http:/, '')}:_authToken=test-token-not-a-secret`];
   });
   afterAll(() => registry.close());
 
-  /** `npm <args>` in `cwd`, publishing to the recording registry with a token for it; never throws. */
-  const npm = (args: string[], cwd: string) => {
-    const host = registryUrl.replace(/^http:/, '');
-    const registryArgs = ['--registry', registryUrl, `--${host}:_authToken=test-token-not-a-secret`];
-    return new Promise<{ code: number | null; output: string }>((done) =>
-      execFile('npm', [...args, ...registryArgs], { cwd, timeout: 60_000 }, (error, stdout, stderr) =>
-        done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, output: `${stdout}${stderr}` }),
-      ),
-    );
-  };
-
-  // --ignore-scripts: no build is needed to see npm refuse; it refuses before sending anything.
-  it('is skipped by npm publish in client/ (a workspace marked private): nothing reaches the registry', async () => {
-    const { output } = await npm(['publish', '--ignore-scripts'], clientDir);
-    expect(output).toContain('Skipping workspace @store-orders/client, marked as private');
-    expect(requests).toEqual([]);
+  it('is clean in client/: the built package, no warning or correction, nothing uploaded', async () => {
+    const { code, output } = await npm(['publish', '--dry-run', ...registryArgs], clientDir);
+    expect(code, output).toBe(0);
+    expect(output).toContain(`+ @store-orders/client@${manifest.version}`);
+    expect(output).not.toMatch(/npm (warn|error)/i);
+    for (const file of ['dist/index.js', 'dist/index.d.ts', 'CHANGELOG.md', 'README.md', 'LICENSE', 'bin/openapi-types.mjs'])
+      expect(output).toContain(file);
+    expect(output).not.toMatch(/\bsrc\//);
+    expect(requests.filter((request) => !request.startsWith('GET '))).toEqual([]);
   });
+});
 
-  it('is refused (EPRIVATE) when its packed tarball is published from anywhere else: npm asks about the name, never uploads', async () => {
-    const work = await mkdtemp(join(tmpdir(), 'client-publish-'));
-    try {
-      await npm(['pack', '--ignore-scripts', '--pack-destination', work], clientDir);
-      const tarball = (await readdir(work)).find((name) => name.endsWith('.tgz'));
-      expect(tarball).toBeDefined();
-      const { code, output } = await npm(['publish', join(work, tarball!)], work);
-      expect(code, output).not.toBe(0);
-      expect(output).toContain('EPRIVATE');
-      expect(requests.filter((request) => !request.startsWith('GET '))).toEqual([]);
-    } finally {
-      await rm(work, { recursive: true, force: true });
-    }
+describe('packing client/ alone', () => {
+  let work: string;
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), 'client-alone-'));
   });
+  afterAll(() => rm(work, { recursive: true, force: true }));
 
-  it('says private, and names no public registry to publish to', async () => {
-    const manifest = JSON.parse(await readFile(resolve(clientDir, 'package.json'), 'utf8')) as {
-      private?: boolean;
-      publishConfig?: { registry?: string };
-    };
-    expect(manifest.private).toBe(true);
-    // Should the team publish to a registry of its own, `private` gives way to publishConfig.registry: never a public one.
-    const target = manifest.publishConfig?.registry;
-    if (target !== undefined) expect(publicRegistries).not.toContain(new URL(target).hostname);
+  it('needs only the client`s own devDependencies: copied out of the repository, it installs them, builds and packs', async () => {
+    const { tarball, installed } = await packClientAlone(work);
+    // What it installed is its own devDependencies and nothing of the service's.
+    expect(installed.sort()).toEqual(Object.keys(manifest.devDependencies ?? {}).sort());
+    expect(tarball).toBe(join(work, `store-orders-client-${manifest.version}.tgz`));
+    expect(await readdir(work)).toContain(`store-orders-client-${manifest.version}.tgz`);
   });
 });

@@ -59,6 +59,39 @@ describe('the client pages through the v2 list of the local service', () => {
     expect(sorted(all)).toEqual(ids);
   });
 
+  it('reads order by order (listOrdersPaged), collects up to a cap, and splits into parts at a set concurrency', async () => {
+    const pending = await readAll(client.listOrdersPaged({ status: 'pending', pageSize: 4 }));
+    expect(sorted(pending.map((o) => o.id))).toEqual(ids.filter((_, i) => statusOf(i) === 'pending'));
+    expect(await client.collectOrders({ limit: 9, pageSize: 4 })).toHaveLength(9);
+    const split = await readAll(client.readSplit({ parts: 4, concurrency: 2, pageSize: 3 }));
+    expect(sorted(split.map((o) => o.id))).toEqual(ids);
+  });
+
+  it('resumes each part of a split read from its own checkpoint', async () => {
+    const cursors: Record<number, string | null> = {};
+    const taken: Order[] = [];
+    let pages = 0;
+    const stop = new Error('stopped');
+    await expect(
+      (async () => {
+        for await (const order of client.readSplit({
+          parts: 3,
+          pageSize: 4,
+          onPage: ({ part, cursor }) => {
+            cursors[part!] = cursor;
+            if (++pages === 4) throw stop;
+          },
+        }))
+          taken.push(order);
+      })(),
+    ).rejects.toBe(stop);
+    const again = new StoreOrdersClient({ baseUrl: api.url, apiKey: api.key });
+    const rest = await readAll(again.readSplit({ parts: 3, pageSize: 4, cursors }));
+    const all = [...taken, ...rest].map((o) => o.id);
+    expect(new Set(all).size).toBe(all.length);
+    expect(sorted(all)).toEqual(ids);
+  });
+
   it('throws InvalidCursorError (cursor_mismatch) for a cursor sent with other filters', async () => {
     const [page] = await firstPages(client.listOrderPages({ status: 'pending', pageSize: 2 }), 1);
     const error = await readAll(client.listOrderPages({ status: 'shipped', cursor: page!.cursor! })).catch((caught: unknown) => caught);

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -24,9 +25,26 @@ const notHungMs = 9_000;
 
 let dynamoDb: DynamoDbLocal;
 let paused = false;
-const pause = () => {
+
+/** Each thread's state letter (proc(5): the field after the parenthesised name); `T` is stopped by a signal. */
+const threadStates = (pid: number) =>
+  readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0];
+  });
+
+/**
+ * SIGSTOP is asynchronous: kill() returns once the signal is queued, and each thread stops when
+ * it next runs (seen here: the JVM still `R` right after kill(), and on a loaded machine a request
+ * sent at once was answered). The hang starts when every thread has stopped.
+ */
+const pause = async () => {
   process.kill(dynamoDb.pid!, 'SIGSTOP');
   paused = true;
+  await vi.waitFor(() => expect(threadStates(dynamoDb.pid!).filter((state) => state !== 'T')).toEqual([]), {
+    timeout: 30_000,
+    interval: 10,
+  });
 };
 const resume = () => {
   if (paused) process.kill(dynamoDb.pid!, 'SIGCONT');
@@ -83,7 +101,7 @@ describe('while DynamoDB hangs (process paused)', () => {
   it('a cancel answers 503 service_unavailable with Retry-After within a few seconds, and cancels once DynamoDB answers again', async () => {
     // The key's Allow is cached first, so only the cancel's own UpdateItem meets the hang.
     expect((await request(api.url, 'DELETE', '/store/orders/1', api.auth)).status).toBe(204);
-    pause();
+    await pause();
     try {
       const { result, elapsedMs } = await timed(() => request(api.url, 'DELETE', '/store/orders/2', api.auth));
       expectUnavailable(result);
@@ -108,7 +126,7 @@ describe('while DynamoDB hangs (process paused)', () => {
       authorizationToken: `Bearer ${key}`,
       methodArn: 'arn:aws:execute-api:local:0:api/local/GET/v1/store/orders',
     };
-    pause();
+    await pause();
     try {
       // Both at once, under one hang: the function as Lambda runs it, and the gateway in front of it.
       const [direct, viaGateway] = await Promise.all([
@@ -128,7 +146,7 @@ describe('while DynamoDB hangs (process paused)', () => {
 
   it('a list answers 503 before its first byte when the first page cannot be read', async () => {
     await request(api.url, 'GET', '/store/orders', api.auth); // caches the key's Allow
-    pause();
+    await pause();
     try {
       const { result, elapsedMs } = await timed(() => request(api.url, 'GET', '/store/orders', api.auth));
       expectUnavailable(result);
@@ -141,6 +159,7 @@ describe('while DynamoDB hangs (process paused)', () => {
 
   it('a list whose reads hang mid-stream is cut (never a complete-looking array) within a few seconds', async () => {
     await request(slowList.url, 'DELETE', '/store/orders/0', slowList.auth); // caches the key's Allow (404)
+    let stopped: Promise<void> | undefined;
     const outcome = await new Promise<{ status?: number; text: string; ended: 'complete' | 'cut' | 'still waiting'; elapsedMs: number }>(
       (resolve) => {
         let text = '';
@@ -155,7 +174,7 @@ describe('while DynamoDB hangs (process paused)', () => {
         const req = get(`${slowList.url}/store/orders`, { headers: slowList.auth }, (res) => {
           status = res.statusCode;
           // 500 Scan requests of one item each are still running when the first bytes arrive.
-          pause();
+          stopped = pause();
           res.setEncoding('utf8');
           res.on('data', (chunk: string) => (text += chunk));
           res.on('end', () => {
@@ -173,6 +192,7 @@ describe('while DynamoDB hangs (process paused)', () => {
         });
       },
     ).finally(resumed);
+    await stopped;
     expect(outcome.status).toBe(200);
     expect(outcome.ended).toBe('cut');
     expect(outcome.text.startsWith('[')).toBe(true);

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { JsonArrayStream, StoreOrdersClient } from '../../client/src/index.ts';
 import { median } from './bench-report.ts';
+import { benchPageParse, pageParseLines, pageParseTarget } from './bench-page-parse.ts';
 
 /** One read of the list in a child process of its own (list-reader.ts): its time and growth. */
 type OwnProcessRead = { orders: number; ms: number; liveGrowth: number; rssGrowth: number; rssPeakWasStartup: boolean };
@@ -106,7 +107,9 @@ export const benchClient = async (options: {
       ).ms,
     );
   }
-  return { bodyBytes, parseMs, clientMs, own, parserMs };
+  options.log('  v2 page parse: the client beside JSON.parse on the same bytes (bench-page-parse.ts)');
+  const pageParse = await benchPageParse({ v2Url: baseUrl.replace(/\/v1$/, '/v2'), apiKey, rounds: Math.max(10, options.reps * 4) });
+  return { bodyBytes, parseMs, clientMs, own, parserMs, pageParse };
 };
 
 export type ClientBench = Awaited<ReturnType<typeof benchClient>>;
@@ -133,6 +136,7 @@ export const clientReport = (b: ClientBench, orders: number) => {
       value: memoryShare,
       target: clientTargets.memoryShareOfBody,
     },
+    { name: 'client v2 page parse CPU / JSON.parse on the same bytes', value: b.pageParse.ratio, target: pageParseTarget },
   ].map((t) => ({ ...t, verdict: t.value <= t.target ? 'ok' : 'MISS' }));
   const text = [
     '',
@@ -140,6 +144,7 @@ export const clientReport = (b: ClientBench, orders: number) => {
     `  fetch + JSON.parse (ids rounded)   ${ms(b.parseMs)}   own process: peak live growth ${mb(parse.live)}, peak RSS growth ${mb(parse.rss)}${parse.bound}`,
     `  client.listOrders() (ids exact)    ${ms(b.clientMs)}   own process: peak live growth ${mb(client.live)}, peak RSS growth ${mb(client.rss)}${client.bound}`,
     `  parsers alone on the same text: JSON.parse ${ms(b.parserMs.jsonParse)}, client's streaming parser ${ms(b.parserMs.stream)}`,
+    ...pageParseLines(b.pageParse),
     ...targets.map((t) => `  ${t.verdict === 'ok' ? 'ok  ' : 'MISS'} ${t.name}: ${t.value.toFixed(2)} (target ≤ ${t.target})`),
   ];
   return {
