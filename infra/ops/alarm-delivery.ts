@@ -7,7 +7,9 @@
 import type { Stack } from '@aws-sdk/client-cloudformation';
 import { ListSubscriptionsByTopicCommand, type SNSClient } from '@aws-sdk/client-sns';
 import type { StageConfig } from '../stage-config.ts';
-import type { CheckResult } from './deploy-preflight.ts';
+
+/** One check's result, as the preflight reports it (kept here, the leaf, so the two modules import no loop). */
+export type CheckResult = { readonly check: string; readonly ok: boolean; readonly message: string; readonly fix?: string };
 
 /** The stage's two topics: the stack output naming each, the address the stage config subscribes, what reaches it. */
 export const alarmTopics = (config: StageConfig) =>

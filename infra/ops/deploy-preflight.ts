@@ -19,10 +19,10 @@ import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import { operations } from '../operations.ts';
 import { type StageConfig, type StageName, stages } from '../stage-config.ts';
 import { accountStackName, functionConstructId } from '../names.ts';
-import { alarmTopics, checkTopicDelivery } from './alarm-delivery.ts';
+import { alarmTopics, type CheckResult, checkTopicDelivery } from './alarm-delivery.ts';
 import { describeAlarms, guardAlarmNames } from './guard-alarms.ts';
 
-export type CheckResult = { readonly check: string; readonly ok: boolean; readonly message: string; readonly fix?: string };
+export type { CheckResult };
 
 export type PreflightClients = {
   readonly sts: STSClient;
