@@ -69,9 +69,10 @@ export type OperationFacts = {
    * alarm's description names one. `latencyP99`: the guard `alarm`, the p99 of its version's
    * answers (`AnswerLatency`: to a buffered answer, or a streamed one's first byte) at or above the
    * stage's `alarms[threshold]` in three of five minutes; the dashboard graphs a buffered route's
-   * API Gateway latency as `<name> latency (ms)`. `errorsLessStalledCuts`: its `<Name>Errors` reads
-   * Lambda's Errors less its version's `StalledListsCut`: a stream cut because its client stopped
-   * reading ends in an error Lambda counts, but a client that stops reading is no failure of the function.
+   * API Gateway latency as `<name> latency (ms)`. `errorsLessClientEnds`: its `<Name>Errors` reads
+   * Lambda's Errors less its version's `StalledListsCut` and `ListsLeftEarly`: a stream cut because
+   * its client stopped reading ends in an error Lambda counts, and one its client left may (AWS does
+   * not say), but neither client is a failure of the function.
    */
   readonly alarms: {
     readonly nearTimeout?: { readonly invocation: string };
@@ -80,7 +81,7 @@ export type OperationFacts = {
       readonly alarm: string;
       readonly threshold: 'cancelP99LatencyMs' | 'pagedListP99LatencyMs' | 'listFirstByteP99Ms';
     };
-    readonly errorsLessStalledCuts?: true;
+    readonly errorsLessClientEnds?: true;
   };
   /** What its handler answers, as the OpenAPI document states it (infra/openapi/document.ts). */
   readonly contract: OperationContract;
@@ -235,7 +236,7 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
     alarms: {
       nearTimeout: { invocation: 'A list' },
       latencyP99: { name: 'ListFirstByte', alarm: 'ListFirstByteP99', threshold: 'listFirstByteP99Ms' },
-      errorsLessStalledCuts: true,
+      errorsLessClientEnds: true,
     },
     contract: {
       description: listOrdersDescription(stages.production),

@@ -100,7 +100,10 @@ function listAndKeysRow(props: Props) {
         serviceMetric(props, metricNames.listDuration, 'p99').with({ label: 'whole list p99' }),
         ...longRunning(props).map(({ fn }) => fn.function.metricDuration({ statistic: 'Maximum', period, label: 'function duration max' })),
       ],
-      [functionMetric(props, 'listOrders', metricNames.stalledListsCut, 'Sum').with({ label: 'lists cut: client stopped reading' })],
+      [
+        functionMetric(props, 'listOrders', metricNames.stalledListsCut, 'Sum').with({ label: 'lists cut: client stopped reading' }),
+        functionMetric(props, 'listOrders', metricNames.listsLeftEarly, 'Sum').with({ label: 'lists left by their client' }),
+      ],
     ),
     graph('Keys', [
       serviceMetric(props, metricNames.authFailures, 'Sum').with({ label: 'refused keys' }),

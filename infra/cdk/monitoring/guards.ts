@@ -28,10 +28,17 @@ export function addGuardAlarms(target: AlarmTarget, props: StoreOrdersMonitoring
 type Guarded = { readonly name: string; readonly id: FunctionName; readonly fn: StoreFunction };
 
 /**
+ * The list's Lambda Errors less what its clients did: lists cut because their client stopped
+ * reading (each a Lambda error) and lists their client left (each one or none: AWS does not say),
+ * never below 0, so that a left list Lambda did not count hides no 500 answer.
+ */
+const lessClientEnds = 'IF(FILL(errors, 0) - FILL(cut, 0) - FILL(left, 0) > 0, FILL(errors, 0) - FILL(cut, 0) - FILL(left, 0), 0)';
+
+/**
  * `<Name>Errors`: the new version failed. Lambda's Errors of its invocations (crashes, timeouts,
  * streams that broke) and its own 500 answers (`Faults`, which Lambda counts as successes); of the
- * list, less the lists it cut because their client stopped reading; of the authorizer, less its
- * refusals, which it answers by throwing.
+ * list, less the lists its clients stopped reading or left; of the authorizer, less its refusals,
+ * which it answers by throwing.
  */
 function addFailuresGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, { name, id, fn }: Guarded) {
   const { config } = props;
@@ -41,10 +48,15 @@ function addFailuresGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps
   const failures: { expression: string; usingMetrics: Record<string, cloudwatch.IMetric> } =
     id === 'authorizer'
       ? { expression: 'FILL(errors, 0) - FILL(refused, 0)', usingMetrics: { errors, refused: own(metricNames.refusals) } }
-      : operations[id].alarms.errorsLessStalledCuts
+      : operations[id].alarms.errorsLessClientEnds
         ? {
-            expression: 'FILL(errors, 0) - FILL(cut, 0) + FILL(faults, 0)',
-            usingMetrics: { errors, cut: own(metricNames.stalledListsCut), faults: own(metricNames.faults) },
+            expression: `${lessClientEnds} + FILL(faults, 0)`,
+            usingMetrics: {
+              errors,
+              cut: own(metricNames.stalledListsCut),
+              left: own(metricNames.listsLeftEarly),
+              faults: own(metricNames.faults),
+            },
           }
         : { expression: 'FILL(errors, 0) + FILL(faults, 0)', usingMetrics: { errors, faults: own(metricNames.faults) } };
   alarm(

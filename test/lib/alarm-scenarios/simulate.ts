@@ -5,6 +5,7 @@
  * the template evaluated minute by minute (../cloudwatch/alarm-timeline.ts).
  */
 import type { FunctionName } from '../../../infra/function-settings.ts';
+import { metricNames } from '../../../shared/observability.ts';
 import { type Route, routeOf } from '../../../shared/routes.ts';
 import type { AlarmState, EvaluationModel } from '../cloudwatch/alarm-evaluator.ts';
 import { timeline } from '../cloudwatch/alarm-timeline.ts';
@@ -41,6 +42,22 @@ type Played = { readonly datums: Datum[]; readonly answeredWrongly: boolean };
 
 type Stage = { readonly template: Template; readonly names: StageNames; readonly catalog: Catalog };
 
+/** An invocation as Lambda counts it: a list its client left resolves, and whether Lambda counts it in Errors all the same, AWS does not say. */
+const asLambdaSaw = (answer: FunctionRun, scenario: Scenario): FunctionRun =>
+  scenario.leftListsCountedAsErrors && answer.emf.some((datum) => datum.name === metricNames.listsLeftEarly)
+    ? { ...answer, failed: true }
+    : answer;
+
+/** What API Gateway's metrics and access log hold of a request answered `status` on `route` (none: no route matched). */
+const gatewayOf = (template: Template) => (route: Route | undefined, status: number, latencyMs: number, errorResponseType?: string) =>
+  gatewayDatapoints(template, {
+    route,
+    method: route?.method ?? 'GET',
+    status,
+    latencyMs,
+    ...(errorResponseType ? { errorResponseType } : {}),
+  });
+
 /**
  * How each request of `scenario` is answered: every invocation of the deployed function sent to its
  * new version by CodeDeploy's weight (every tenth while it has 10 %), answered by that version's
@@ -61,16 +78,13 @@ const player = ({ template, names, catalog }: Stage, scenario: Scenario) => {
     const label = version === 'new' ? names.functions[fn].newVersion : oldVersion;
     // The probes know the right answer: the good build's.
     const wrong = answer.status !== catalog.good[run].status;
-    return { answer, wrong, datums: [...asVersion(answer.emf, label), ...lambdaDatapoints(names.functions[fn], label, answer)] };
+    return {
+      answer,
+      wrong,
+      datums: [...asVersion(answer.emf, label), ...lambdaDatapoints(names.functions[fn], label, asLambdaSaw(answer, scenario))],
+    };
   };
-  const gateway = (route: Route | undefined, status: number, latencyMs: number, errorResponseType?: string) =>
-    gatewayDatapoints(template, {
-      route,
-      method: route?.method ?? 'GET',
-      status,
-      latencyMs,
-      ...(errorResponseType ? { errorResponseType } : {}),
-    });
+  const gateway = gatewayOf(template);
   // A request API Gateway refuses itself, on the cancel route (any route would do).
   const refused = (type: 'UNAUTHORIZED' | 'THROTTLED') => gateway(routeFor.cancelOrder, type === 'THROTTLED' ? 429 : 401, 20, type);
   return (request: Request, deploying: boolean): Played => {
