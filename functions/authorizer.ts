@@ -1,11 +1,12 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
-import { bearerToken, findActiveKey, methodAndPathOf, wholeApiArn } from '../shared/api-keys.ts';
+import { bearerToken, findActiveKey, methodAndPathOf, secondsUntilQuotaReset, wholeApiArn } from '../shared/api-keys.ts';
 import { functionEnv, readConfig } from '../shared/config.ts';
 import { callDeadline, createDocumentClient } from '../shared/dynamo.ts';
+import { quotaResetContextKey } from '../shared/errors.ts';
 import { dynamoDbFields, publishDynamoDbMetrics, startDynamoDbRecord } from '../shared/dynamo-calls.ts';
-import { logger, metricNames, metrics, metricsMiddleware } from '../shared/observability.ts';
+import { logger, metricNames, metrics, metricsMiddleware, recordAnswer } from '../shared/observability.ts';
 import { operationAt } from '../shared/routes.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
@@ -15,6 +16,9 @@ const apiKeys = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPO
 /** The refusal API Gateway answers with 401; anything else the function throws becomes a 500 AUTHORIZER_FAILURE. */
 const refusal = 'Unauthorized';
 
+/** When each invocation began (its refusals are dated so: Lambda dates its Errors at the invocation). */
+const invokedAt = new WeakMap<object, number>();
+
 /**
  * Every line of an authorization carries the operation the request is for (from the method
  * ARN; a TOKEN event has no API request id: the access log's `authorizerRequestId` is this
@@ -23,15 +27,23 @@ const refusal = 'Unauthorized';
  */
 const authorizationEnvelope: MiddlewareObj<APIGatewayTokenAuthorizerEvent> = {
   before: (request) => {
+    invokedAt.set(request, Date.now());
     const { method, path } = methodAndPathOf(request.event.methodArn);
     logger.resetKeys();
     logger.appendKeys({ operation: operationAt(method, path) ?? 'unknown' });
     startDynamoDbRecord();
   },
-  after: () => publishDynamoDbMetrics(),
-  onError: (request) => {
-    if (request.error?.message !== refusal) logger.error('authorizer failed', { error: request.error, ...dynamoDbFields() });
+  after: (request) => {
     publishDynamoDbMetrics();
+    recordAnswer('authorizer', { refused: false }, invokedAt.get(request));
+  },
+  onError: (request) => {
+    const refused = request.error?.message === refusal;
+    if (!refused) logger.error('authorizer failed', { error: request.error, ...dynamoDbFields() });
+    publishDynamoDbMetrics();
+    // This version's answer: its guard counts Lambda's Errors less these refusals, so both are dated
+    // at the invocation's start, as Lambda dates its Errors, and fall in the same period.
+    recordAnswer('authorizer', { refused }, invokedAt.get(request));
   },
 };
 
@@ -60,7 +72,13 @@ const authorize = async (event: APIGatewayTokenAuthorizerEvent, context: Context
       Version: '2012-10-17',
       Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApiArn(event.methodArn) }],
     },
-    context: { keyId: key.keyId, keyName: key.name, ...(key.tier === undefined ? {} : { tier: key.tier }) },
+    // The quota's reset, for the Retry-After of a QUOTA_EXCEEDED answer (shared/errors.ts, authorizerContextHeaders).
+    context: {
+      keyId: key.keyId,
+      keyName: key.name,
+      ...(key.tier === undefined ? {} : { tier: key.tier }),
+      [quotaResetContextKey]: secondsUntilQuotaReset(),
+    },
     // The usage plan's API key (apiKeySource AUTHORIZER): a value of its own, never the bearer key.
     // A key issued before usage plans has none, and API Gateway refuses it (INVALID_API_KEY → 401).
     ...(key.usageKey === undefined ? {} : { usageIdentifierKey: key.usageKey }),

@@ -7,7 +7,7 @@ import { callDeadline, createDocumentClient } from '../shared/dynamo.ts';
 import { apiError } from '../shared/errors.ts';
 import { httpMiddleware } from '../shared/http.ts';
 import { type ListQuery, matches, pageSource, parseListQuery, queryBinding } from '../shared/list-query.ts';
-import { logger, reportInvalidStoredOrder } from '../shared/observability.ts';
+import { logger, metricNames, metrics, reportInvalidStoredOrder } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
 import { readOrderPage } from '../shared/orders-repository.ts';
 import { routeOf } from '../shared/routes.ts';
@@ -76,6 +76,8 @@ const nextLink = (event: APIGatewayProxyEvent, cursor: string): string => {
 const whenIndexNotReady = (error: unknown): unknown => {
   if (!isIndexNotReady(error)) return error;
   logger.warn('status index not ready', { reason: (error as Error).message });
+  // A documented refusal, not a failure: Api5xxRate and the availability SLO leave it out.
+  metrics.addMetric(metricNames.statusIndexNotReady, 'Count', 1);
   return Object.assign(
     apiError('service_unavailable', 'The status filter is not available yet: retry later, or read without status.', { cause: error }),
     { headers: { 'Retry-After': String(indexRetryAfterSeconds) } },

@@ -7,7 +7,7 @@ import { functionEnv, readConfig } from '../shared/config.ts';
 import { callDeadline, type Deadline, createDocumentClient } from '../shared/dynamo.ts';
 import { apiError, listTooLargeMessage } from '../shared/errors.ts';
 import { acceptsGzip, bodyFailure, header, httpMiddleware, resolvedWhenClientLeaves } from '../shared/http.ts';
-import { flushMetrics, logger, metricNames, metrics, reportInvalidStoredOrder } from '../shared/observability.ts';
+import { flushMetrics, logger, metricNames, metrics, recordForVersion, reportInvalidStoredOrder } from '../shared/observability.ts';
 import { orderToJson } from '../shared/order-json.ts';
 import { maxListMs, minBytesPerSecond, releaseMarginMs } from '../shared/list-cuts.ts';
 import { acquireListLease, type ListLease, releaseListLease } from '../shared/list-leases.ts';
@@ -194,8 +194,8 @@ const readerWatch = (startedAt: number, invokedAt: number, remainingMs: number) 
   const cut = (message: string, reason: string, fields: Record<string, number> = {}) => {
     stop();
     if (body === undefined || body.destroyed) return;
-    metrics.setTimestamp(invokedAt);
-    metrics.addMetric(metricNames.stalledListsCut, 'Count', 1);
+    // Per version: ListOrdersErrors judges the new version's Errors less its cuts.
+    recordForVersion('listOrders', { [metricNames.stalledListsCut]: 1 }, invokedAt);
     logger.warn(message, { reason, ...fields, durationMs: Math.round(performance.now() - startedAt) });
     body.destroy(bodyFailure(new ClientStalledError(reason)));
   };

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { type FunctionStage, type StageConfig, stages } from './stage-config.ts';
+import type { MethodLimitClass } from './tiers.ts';
 import { type OperationContract, orderWireSchema, wireInt64 } from './openapi/openapi.ts';
 import { cursorMaxAgeSeconds, cursorMaxLength } from '../shared/cursor.ts';
 import { cursorSecretName } from '../shared/cursor-keys.ts';
@@ -47,11 +48,12 @@ export type TableAccess = {
 
 /**
  * Which of the stage's limits hold an operation (infra/stage-config.ts): `request`, the stage's
- * `throttling` and each key's over every operation; `list`, besides those, the stage's and each
- * tier's `listThrottling` as this method's own limit (API Gateway's per-method throttle, a usage
- * plan's per-method throttle, the local gateway's second token bucket).
+ * `throttling` and each key's over every operation; `list` and `pagedList`, besides those, the
+ * stage's and each tier's `listThrottling` or `pagedListThrottling` as this method's own limit
+ * (API Gateway's per-method throttle, a usage plan's per-method throttle, the local gateway's
+ * second token bucket: infra/tiers.ts, methodLimitFields).
  */
-export type LimitClass = 'request' | 'list';
+export type LimitClass = 'request' | MethodLimitClass;
 
 export type OperationFacts = {
   /** Its Lambda function: handler, memory, timeout, environment, reserved concurrency. */
@@ -61,20 +63,25 @@ export type OperationFacts = {
   /** How long API Gateway waits for the function: at most 29 s buffered, 15 minutes streamed (the route's `streaming`). */
   readonly integrationTimeoutSeconds: number;
   /**
-   * Alarms of this operation beyond every function's Errors and Throttles (infra/cdk/monitoring/alarms.ts).
-   * `nearTimeout`: `<Name>NearTimeout`, one invocation ran for 80 % of its timeout (a long-running
-   * operation); `invocation` is how the alarm's description names one.
-   * `latencyP99`: `<name>LatencyP99`, the method's p99 latency (API Gateway's: what the client of a
-   * buffered route waits for) at or above the stage's `alarms[threshold]` in three of five minutes;
-   * it guards deploys, and the dashboard graphs it as `<name> latency (ms)`.
-   * `errorsLessStalledCuts`: its `<Name>Errors` alarm reads Lambda's Errors less `StalledListsCut`:
-   * a stream cut because its client stopped reading ends in an error Lambda counts, but a client
-   * that stops reading is no failure of the function and must not page or roll a release back.
+   * Alarms of this operation beyond its version's guards (`<Name>Errors`, `<Name>RefusedShare`) and
+   * its Throttles (infra/cdk/monitoring/). `nearTimeout`: `<Name>NearTimeout`, a ticket when one
+   * invocation ran for 80 % of its timeout (a long-running operation); `invocation` is how the
+   * alarm's description names one. `latencyP99`: the guard `alarm`, the p99 of its version's
+   * answers (`AnswerLatency`: to a buffered answer, or a streamed one's first byte) at or above the
+   * stage's `alarms[threshold]` in three of five minutes; the dashboard graphs a buffered route's
+   * API Gateway latency as `<name> latency (ms)`. `errorsLessClientEnds`: its `<Name>Errors` reads
+   * Lambda's Errors less its version's `StalledListsCut` and `ListsLeftEarly`: a stream cut because
+   * its client stopped reading ends in an error Lambda counts, and one its client left may (AWS does
+   * not say), but neither client is a failure of the function.
    */
   readonly alarms: {
     readonly nearTimeout?: { readonly invocation: string };
-    readonly latencyP99?: { readonly name: string; readonly threshold: 'cancelP99LatencyMs' | 'pagedListP99LatencyMs' };
-    readonly errorsLessStalledCuts?: true;
+    readonly latencyP99?: {
+      readonly name: string;
+      readonly alarm: string;
+      readonly threshold: 'cancelP99LatencyMs' | 'pagedListP99LatencyMs' | 'listFirstByteP99Ms';
+    };
+    readonly errorsLessClientEnds?: true;
   };
   /** What its handler answers, as the OpenAPI document states it (infra/openapi/document.ts). */
   readonly contract: OperationContract;
@@ -229,7 +236,11 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
     // Every list is a full-table Scan: its own throttle, below the stage's.
     throttling: 'list',
     integrationTimeoutSeconds: 15 * 60,
-    alarms: { nearTimeout: { invocation: 'A list' }, errorsLessStalledCuts: true },
+    alarms: {
+      nearTimeout: { invocation: 'A list' },
+      latencyP99: { name: 'ListFirstByte', alarm: 'ListFirstByteP99', threshold: 'listFirstByteP99Ms' },
+      errorsLessClientEnds: true,
+    },
     contract: {
       description: listOrdersDescription(stages.production),
       success: {
@@ -266,7 +277,7 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
     tableAccess: { orders: ['dynamodb:UpdateItem'] },
     throttling: 'request',
     integrationTimeoutSeconds: 29,
-    alarms: { latencyP99: { name: 'Cancel', threshold: 'cancelP99LatencyMs' } },
+    alarms: { latencyP99: { name: 'Cancel', alarm: 'CancelLatencyP99', threshold: 'cancelP99LatencyMs' } },
     contract: {
       description:
         'Cancels a `pending` order (its status becomes `cancelled`). Cancelling an order that is already cancelled ' +
@@ -301,13 +312,15 @@ export const operations: Readonly<Record<Operation, OperationFacts>> = {
         // The local run has no Secrets Manager: it passes CURSOR_SECRETS instead (infra/local/local-api.ts).
         ...(stage.stage === 'local' ? {} : { CURSOR_SECRET_ID: cursorSecretName(stage.stage) }),
       }),
+      // Every page is a Scan or Query of up to 1,000 orders: bounded apart, so pages cannot take the concurrency cancels need.
+      reservedConcurrency: (stage) => stage.pagedListReservedConcurrency,
     },
     // Scan: the table, whole or one segment; Query: the status index, and no other index.
     tableAccess: { orders: ['dynamodb:Scan'], ordersStatusIndex: ['dynamodb:Query'] },
     secrets: ['cursorKeys'],
-    throttling: 'request',
+    throttling: 'pagedList',
     integrationTimeoutSeconds: 29,
-    alarms: { latencyP99: { name: 'PagedList', threshold: 'pagedListP99LatencyMs' } },
+    alarms: { latencyP99: { name: 'PagedList', alarm: 'PagedListLatencyP99', threshold: 'pagedListP99LatencyMs' } },
     contract: {
       description:
         '**Experimental.** Orders in pages: each page holds up to `pageSize` orders and, unless it is the last, a `nextCursor` ' +

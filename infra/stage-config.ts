@@ -40,6 +40,13 @@ export type FunctionStage = {
    */
   readonly listReservedConcurrency: number;
   /**
+   * At most this many v2 pages run at once (all keys together): the v2 function's reserved
+   * concurrency, the local gateway's limit likewise. Each page is a Scan or Query of up to 1,000
+   * orders; beyond it a page is refused at once as a throttled function is, so pages cannot take
+   * the concurrency cancels need.
+   */
+  readonly pagedListReservedConcurrency: number;
+  /**
    * A list whose client has taken nothing of its answer for this long is cut: the scan stops and
    * its slots are freed (LIST_STALL_SECONDS; docs/operating.md#reliability).
    */
@@ -85,10 +92,12 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
    * looping on it must not take the table's capacity and the functions' concurrency from cancels.
    */
   readonly listThrottling: Throttling;
+  /** The v2 page's own throttle, below the stage's: a client paging fast must not take the capacity cancels need. */
+  readonly pagedListThrottling: Throttling;
   /**
    * Reserved concurrency of the list function (see FunctionStage): the rest of the account's
    * concurrency stays for cancel and the authorizer (which reserve none, so they are not
-   * capped). Needs an account concurrency quota of at least this plus 100.
+   * capped). Needs an account concurrency quota of at least this, the v2 page's and 100.
    */
   readonly listReservedConcurrency: number;
   /** Per-key limits by tier, and the tier of a key created without `--tier`. */
@@ -130,8 +139,10 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
    */
   readonly statusFilterChecks: boolean;
   readonly alarms: {
-    /** Subscribed to the stage's alarm topic when set (the address must confirm the subscription). */
+    /** Subscribed to the stage's paging topic when set (the address must confirm the subscription). */
     readonly email?: string;
+    /** Subscribed to the stage's ticket topic when set: tickets are for the next working day, not for on-call. */
+    readonly ticketEmail?: string;
     /** API answers with status 5xx, as a percentage of all requests in 5 minutes. */
     readonly serverErrorRatePercent: number;
     /**
@@ -148,14 +159,15 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
     readonly pagedListP99LatencyMs: number;
     /** Failed invocations of one function in 5 minutes (errors the function did not turn into a response). */
     readonly functionErrors: number;
-    /** Refused keys (AuthFailures) in 5 minutes: a leaked or revoked key in use, or a broken client. */
+    /** Refused keys (AuthFailures) in 5 minutes, a ticket: a leaked or revoked key in use, or a broken client. */
     readonly authFailures: number;
     /**
-     * The share of requests answered 401 (access log), in percent, in each of two 1-minute periods,
-     * judged only in minutes with at least `minRequests` requests: a jump is a fault (the authorizer
-     * or the keys table broken), a trickle of wrong keys is not.
+     * `<Function>RefusedShare`, a guard: in 5 minutes, the share of answers a new version refuses
+     * (4xx but 429; the authorizer's 401) at least `points` percentage points above the share the
+     * versions before it refuse at the same time, each having given `minAnswers` answers or more.
+     * Clients reach both versions alike, so what they send moves both shares alike.
      */
-    readonly refusedShare: { readonly percent: number; readonly minRequests: number };
+    readonly refusedShare: { readonly points: number; readonly minAnswers: number };
     /**
      * The service level objectives over 30 days (docs/operating.md#service-level-objectives), whose
      * burn-rate alarms page (infra/cdk/monitoring/slo.ts): the percentage of requests answered
@@ -188,6 +200,7 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
 const canaryTier: Tier = {
   throttling: { rateLimit: 2, burstLimit: 8 },
   listThrottling: { rateLimit: 0.5, burstLimit: 2 },
+  pagedListThrottling: { rateLimit: 1, burstLimit: 4 },
   dailyQuota: 20_000,
   concurrentLists: 2,
 };
@@ -202,16 +215,20 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     throttling: { rateLimit: 20, burstLimit: 40 },
     listThrottling: { rateLimit: 2, burstLimit: 4 },
     listReservedConcurrency: 5,
+    pagedListThrottling: { rateLimit: 5, burstLimit: 10 },
+    pagedListReservedConcurrency: 4,
     tiers: {
       standard: {
         throttling: { rateLimit: 5, burstLimit: 10 },
         listThrottling: { rateLimit: 0.5, burstLimit: 1 },
+        pagedListThrottling: { rateLimit: 2, burstLimit: 4 },
         dailyQuota: 20_000,
         concurrentLists: 2,
       },
       high: {
         throttling: { rateLimit: 10, burstLimit: 20 },
         listThrottling: { rateLimit: 1, burstLimit: 2 },
+        pagedListThrottling: { rateLimit: 5, burstLimit: 10 },
         dailyQuota: 100_000,
         concurrentLists: 3,
       },
@@ -240,8 +257,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       pagedListP99LatencyMs: 4000,
       functionErrors: 5,
       authFailures: 100,
-      // The canary alone makes 7 requests a minute, one a deliberate wrong key (14%): a broken authorizer makes it 100%.
-      refusedShare: { percent: 50, minRequests: 5 },
+      refusedShare: { points: 50, minAnswers: 10 },
       slo: {
         availabilityPercent: 99.5,
         cancelLatency: { percent: 99, thresholdMs: 3000 },
@@ -260,16 +276,22 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     throttling: { rateLimit: 100, burstLimit: 200 },
     listThrottling: { rateLimit: 5, burstLimit: 10 },
     listReservedConcurrency: 10,
+    // Pages of up to 1,000 orders: 20 a second, 10 at once (a page takes well under a second), far
+    // below the stage's 100 requests a second and the unreserved concurrency cancels run on.
+    pagedListThrottling: { rateLimit: 20, burstLimit: 40 },
+    pagedListReservedConcurrency: 10,
     tiers: {
       standard: {
         throttling: { rateLimit: 10, burstLimit: 20 },
         listThrottling: { rateLimit: 0.5, burstLimit: 1 },
+        pagedListThrottling: { rateLimit: 5, burstLimit: 10 },
         dailyQuota: 100_000,
         concurrentLists: 2,
       },
       high: {
         throttling: { rateLimit: 50, burstLimit: 100 },
         listThrottling: { rateLimit: 2, burstLimit: 4 },
+        pagedListThrottling: { rateLimit: 20, burstLimit: 40 },
         dailyQuota: 1_000_000,
         concurrentLists: 4,
       },
@@ -299,7 +321,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       pagedListP99LatencyMs: 2000,
       functionErrors: 1,
       authFailures: 50,
-      refusedShare: { percent: 50, minRequests: 20 },
+      refusedShare: { points: 50, minAnswers: 10 },
       slo: {
         availabilityPercent: 99.9,
         cancelLatency: { percent: 99, thresholdMs: 1500 },
@@ -327,6 +349,8 @@ export const localStage = {
   // second list costs cancels.
   scanSegments: 1,
   listReservedConcurrency: 2,
+  // Pages end in milliseconds locally: four at once keep a page client busy without taking every cancel's turn.
+  pagedListReservedConcurrency: 4,
   listStallSeconds: stages.production.listStallSeconds,
   logLevel: 'INFO',
   // As on the deployed stages, so a revocation behaves locally as it will there.

@@ -22,6 +22,8 @@ export type Tier = {
   readonly throttling: Throttling;
   /** The list's own limit per key (each list is a full-table Scan), below the key's overall one. */
   readonly listThrottling: Throttling;
+  /** The v2 page's own limit per key (each page is a Scan or Query of up to 1,000 orders), below the key's overall one. */
+  readonly pagedListThrottling: Throttling;
   /** Requests one key may make per UTC day, over every operation. */
   readonly dailyQuota: number;
   /**
@@ -31,6 +33,15 @@ export type Tier = {
    */
   readonly concurrentLists: number;
 };
+
+/**
+ * The operations whose method has a limit of its own besides the key's and the stage's overall
+ * one (their `throttling` class in infra/operations.ts), by the field of a tier and of a stage
+ * that holds it: API Gateway's per-method throttle, a usage plan's per-method throttle, the local
+ * gateway's second token bucket.
+ */
+export const methodLimitFields = { list: 'listThrottling', pagedList: 'pagedListThrottling' } as const;
+export type MethodLimitClass = keyof typeof methodLimitFields;
 
 /** The local run's developer tier: no limits at all, so `npm run load` and `npm run bench` measure the service. */
 export const unlimitedTier = 'unlimited';
@@ -53,6 +64,7 @@ export const tierProblems = (config: {
   readonly defaultTier: string;
   readonly throttling: Throttling;
   readonly listThrottling: Throttling;
+  readonly pagedListThrottling: Throttling;
 }): string[] => {
   const problems: string[] = [];
   const within = (what: string, inner: Throttling, outer: Throttling, outerName: string) => {
@@ -65,8 +77,10 @@ export const tierProblems = (config: {
   };
   for (const [name, tier] of Object.entries(config.tiers)) {
     within(`tier ${name}`, tier.throttling, config.throttling, 'the stage throttling');
-    within(`tier ${name}'s list`, tier.listThrottling, tier.throttling, `tier ${name}'s own`);
-    within(`tier ${name}'s list`, tier.listThrottling, config.listThrottling, "the stage's list throttling");
+    for (const [limit, field] of Object.entries(methodLimitFields)) {
+      within(`tier ${name}'s ${limit}`, tier[field], tier.throttling, `tier ${name}'s own`);
+      within(`tier ${name}'s ${limit}`, tier[field], config[field], `the stage's ${limit} throttling`);
+    }
     if (!Number.isInteger(tier.dailyQuota) || tier.dailyQuota < 1)
       problems.push(`tier ${name}'s daily quota must be a whole number of at least 1`);
   }

@@ -39,6 +39,15 @@ export const methodAndPathOf = (methodArn: string): { method: string; path: stri
   return { method, path: `/${path.join('/')}` };
 };
 
+/**
+ * Seconds from `now` (ms since the epoch) until the next 00:00 UTC, when API Gateway starts a
+ * key's daily quota afresh (a usage plan's DAY quota counts per UTC day), at least 1.
+ */
+export const secondsUntilQuotaReset = (now: number = Date.now()): number => {
+  const day = 86_400_000;
+  return Math.max(1, Math.ceil((day - (now % day)) / 1000));
+};
+
 /** Only this hash of a key is ever stored or compared. */
 export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
 

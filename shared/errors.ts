@@ -126,11 +126,25 @@ export const gatewayResponseCodes = {
 export type GatewayResponseType = keyof typeof gatewayResponseCodes;
 
 /**
- * The headers of a gateway response besides Content-Type: its code's, except where the type
- * says more. A daily quota does not come back in a second, and a static header cannot count
- * down to its reset: an hour, so a client does not spend the rest of the day retrying.
+ * The authorizer's context key holding the seconds until its key's daily quota starts afresh
+ * (shared/api-keys.ts, secondsUntilQuotaReset), computed at each authorization.
  */
-export const gatewayResponseHeaders = (type: GatewayResponseType): Record<string, string> => ({
-  ...errorHeaders(gatewayResponseCodes[type]),
-  ...(type === 'QUOTA_EXCEEDED' ? { 'Retry-After': '3600' } : {}),
-});
+export const quotaResetContextKey = 'quotaResetSeconds';
+
+/**
+ * Headers of a gateway response whose value comes from the authorization's context (deployed:
+ * `context.authorizer.<key>`; locally: the cached authorization result), by header name. A gateway
+ * response cannot compute a value (its templates are not processed as VTL; its headers map request
+ * values, context variables or static text), so QUOTA_EXCEEDED's Retry-After, which counts to
+ * 00:00 UTC, is computed by the authorizer and cached with its Allow: it may count up to the cache
+ * TTL too long, never too short (docs/decisions.md, "A spent quota's Retry-After").
+ */
+export const authorizerContextHeaders: Partial<Record<GatewayResponseType, Record<string, string>>> = {
+  QUOTA_EXCEEDED: { 'Retry-After': quotaResetContextKey },
+};
+
+/** The static headers of a gateway response besides Content-Type: its code's, less those its authorization's context sets. */
+export const gatewayResponseHeaders = (type: GatewayResponseType): Record<string, string> => {
+  const mapped = authorizerContextHeaders[type] ?? {};
+  return Object.fromEntries(Object.entries(errorHeaders(gatewayResponseCodes[type])).filter(([name]) => !(name in mapped)));
+};

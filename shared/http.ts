@@ -5,7 +5,7 @@ import type { APIGatewayProxyEvent, Context, StreamifyHandler } from 'aws-lambda
 import { finished, Readable } from 'node:stream';
 import { dynamoDbFields, publishDynamoDbMetrics, startDynamoDbRecord } from './dynamo-calls.ts';
 import { errorRecord, isApiError } from './errors.ts';
-import { flushMetrics, logger, metricNames, metrics, metricsMiddleware } from './observability.ts';
+import { logger, metricNames, metricsMiddleware, recordAnswer, recordForVersion } from './observability.ts';
 import { deprecationHeaders, type Route } from './routes.ts';
 
 /** A header's value whatever its case (API Gateway keeps the client's spelling). */
@@ -41,8 +41,8 @@ export const bodyFailure = <E>(error: E): E => {
 
 const isBodyFailure = (error: unknown) => typeof error === 'object' && error !== null && raisedByBody.has(error);
 
-/** When each invocation began (`Date.now()`), and those whose client's leaving was already reported. */
-const invokedAt = new WeakMap<Context, number>();
+/** Each invocation's operation and start (`Date.now()`), and those whose client's leaving was already reported. */
+const invocations = new WeakMap<Context, { readonly operation: string; readonly at: number }>();
 const reportedLeft = new WeakSet<Context>();
 /** The answer each invocation gave (its status and outcome), for the line of a client that left before its end. */
 const answered = new WeakMap<Context, { statusCode: number; outcome: string; latencyMs: number }>();
@@ -50,17 +50,16 @@ const answered = new WeakMap<Context, { statusCode: number; outcome: string; lat
 /**
  * A streamed answer whose client left before its end: the client's outcome, not the function's
  * (a web server's "client closed request"). One info line and one ListsLeftEarly, once per
- * invocation, whichever part of the invocation sees it first. The metric is dated at the
- * invocation's start, as Lambda dates an Errors datapoint (StalledListsCut likewise).
+ * invocation, whichever part of the invocation sees it first. The metric is per version and dated
+ * at the invocation's start, as Lambda dates an Errors datapoint (StalledListsCut likewise): the
+ * list's guard subtracts it from its version's Errors, whether Lambda counts such an invocation
+ * there or not (infra/cdk/monitoring/guards.ts).
  */
 const reportLeft = (context: Context, entry: Record<string, unknown>) => {
   if (reportedLeft.has(context)) return;
   reportedLeft.add(context);
-  // Anything stored before keeps its own time; only this count is dated back.
-  flushMetrics();
-  metrics.setTimestamp(invokedAt.get(context) ?? Date.now());
-  metrics.addMetric(metricNames.listsLeftEarly, 'Count', 1);
-  flushMetrics();
+  const invocation = invocations.get(context);
+  if (invocation !== undefined) recordForVersion(invocation.operation, { [metricNames.listsLeftEarly]: 1 }, invocation.at);
   logger.info('list left by its client', { ...entry, outcome: 'left_by_client', ...dynamoDbFields() });
   publishDynamoDbMetrics();
   // Each call is in one completion line: a later line of the same request (none is expected) starts empty.
@@ -85,7 +84,7 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
 
   const before = (request: Request<APIGatewayProxyEvent, HttpResponse>) => {
     startedAt.set(request, performance.now());
-    invokedAt.set(request.context, Date.now());
+    invocations.set(request.context, { operation, at: Date.now() });
     logger.resetKeys();
     logger.appendKeys({ request_id: request.event.requestContext?.requestId, operation });
     startDynamoDbRecord();
@@ -105,6 +104,9 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
     const code = isApiError(error) ? error.code : error == null ? undefined : 'internal_error';
     const entry = { statusCode: response.statusCode, outcome: code ?? 'ok', latencyMs: elapsedMs() };
     answered.set(request.context, entry);
+    // For this version's guard alarms: a 500 is its own failure; a 4xx but 429 is the client's refused request.
+    const refused = response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429;
+    recordAnswer(operation, { fault: code === 'internal_error', refused, latencyMs: entry.latencyMs });
     if (isStream(response.body)) {
       const firstByteMs = entry.latencyMs;
       finished(response.body, (streamError) => {

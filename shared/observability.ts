@@ -58,7 +58,60 @@ export const metricNames = {
   dynamoDbLatency: 'DynamoDbLatency',
   /** DynamoDB attempts throttled, per request and DynamoDB operation (0 included). */
   dynamoDbThrottles: 'DynamoDbThrottles',
+  /** A filtered v2 page refused with 503 and Retry-After because the status index is not ACTIVE yet: a documented refusal, not a failure. */
+  statusIndexNotReady: 'StatusIndexNotReady',
+  /**
+   * Per answer, per function and per version (recordAnswer): 1 when the answer is the function's
+   * own failure (500 internal_error; for the authorizer anything thrown but its refusal), else 0.
+   */
+  faults: 'Faults',
+  /** Likewise: 1 when the answer refuses the request as the client's (4xx other than 429; the authorizer's 401), else 0. */
+  refusals: 'Refusals',
+  /** Likewise: ms from the invocation's start to its answer (a streamed list's: to its first byte). */
+  answerLatency: 'AnswerLatency',
 } as const;
+
+/**
+ * The version this process runs: Lambda's `AWS_LAMBDA_FUNCTION_VERSION` (the number a deploy
+ * published, the `ExecutedVersion` of an alias invocation), `$LATEST` where nothing sets it (npm start).
+ */
+export const functionVersion = (): string => process.env.AWS_LAMBDA_FUNCTION_VERSION ?? '$LATEST';
+
+/**
+ * The per-version metrics of each function, in a Metrics of their own so that each line carries
+ * two dimension sets, `service, function` and `service, function, version`, and nothing else does:
+ * a deploy's guard alarms read the new version's datapoints, and the versions before it as all less those.
+ */
+const versionMetrics = new Map<string, Metrics>();
+
+/** Counts (or a time) of `fn`'s running version, published at once; `at` dates them (ms since the epoch) when not now. */
+export const recordForVersion = (fn: string, values: Partial<Record<string, number>>, at?: number) => {
+  let perVersion = versionMetrics.get(fn);
+  if (perVersion === undefined)
+    versionMetrics.set(fn, (perVersion = new Metrics({ namespace: metricsNamespace, defaultDimensions: { function: fn } })));
+  // Two sets: the defaults alone (service, function), and with the version.
+  perVersion.addDimensions({});
+  perVersion.addDimensions({ version: functionVersion() });
+  if (at !== undefined) perVersion.setTimestamp(at);
+  for (const [name, value] of Object.entries(values))
+    if (value !== undefined) perVersion.addMetric(name, name === metricNames.answerLatency ? 'Milliseconds' : 'Count', value);
+  perVersion.publishStoredMetrics();
+};
+
+/**
+ * How one answer of `fn` went, for its version's guard alarms (infra/cdk/monitoring/guards.ts). The
+ * authorizer records no fault: Lambda counts each of its failures (it fails by throwing).
+ */
+export const recordAnswer = (fn: string, answer: { fault?: boolean; refused: boolean; latencyMs?: number }, at?: number) =>
+  recordForVersion(
+    fn,
+    {
+      [metricNames.faults]: answer.fault === undefined ? undefined : answer.fault ? 1 : 0,
+      [metricNames.refusals]: answer.refused ? 1 : 0,
+      [metricNames.answerLatency]: answer.latencyMs,
+    },
+    at,
+  );
 
 /** Publishes what a request recorded; unlike Powertools' logMetrics, says nothing when it recorded nothing. */
 export const flushMetrics = () => {

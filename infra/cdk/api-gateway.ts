@@ -3,7 +3,14 @@
  * the gateway responses (answers given without a function) as Error records of the shared table.
  */
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
-import { errorCodes, errorRecord, type GatewayResponseType, gatewayResponseCodes, gatewayResponseHeaders } from '../../shared/errors.ts';
+import {
+  authorizerContextHeaders,
+  errorCodes,
+  errorRecord,
+  type GatewayResponseType,
+  gatewayResponseCodes,
+  gatewayResponseHeaders,
+} from '../../shared/errors.ts';
 
 /**
  * The access log's fields. Status and latency are bare numbers (they always have one) so Logs
@@ -74,6 +81,13 @@ export const addGatewayResponses = (api: apigw.RestApi) => {
       statusCode: String(errorCodes[code].status),
       responseHeaders: {
         ...Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, staticValue(value)])),
+        // Values of the authorization's context (a spent quota's Retry-After), mapped as context variables.
+        ...Object.fromEntries(
+          Object.entries(authorizerContextHeaders[type as GatewayResponseType] ?? {}).map(([name, key]) => [
+            name,
+            `context.authorizer.${key}`,
+          ]),
+        ),
         'X-Request-Id': 'context.requestId',
       },
       templates: { 'application/json': body },

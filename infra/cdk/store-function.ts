@@ -66,6 +66,8 @@ export type StoreFunctionProps = {
  * one of the guard alarms (`addGuardAlarm`) goes off during the shift.
  */
 export class StoreFunction extends Construct {
+  /** Which function (its settings' key in infra/function-settings.ts). */
+  readonly name: FunctionName;
   readonly function: NodejsFunction;
   readonly alias: lambda.Alias;
   readonly deploymentGroup: codedeploy.LambdaDeploymentGroup;
@@ -75,6 +77,7 @@ export class StoreFunction extends Construct {
   constructor(scope: Construct, id: string, props: StoreFunctionProps) {
     super(scope, id);
     const { config, name } = props;
+    this.name = name;
     const settings = functionSettings[name];
 
     this.logGroup = addStageLogGroup(this, 'Logs', { config, encryptionKey: props.logsKey });
@@ -126,8 +129,16 @@ export class StoreFunction extends Construct {
     });
   }
 
-  /** Alarms that stop a deploy in progress and roll it back when they go off. */
+  /**
+   * Alarms that stop a deploy in progress and roll it back when they go off. The alias depends on
+   * them: a guard that names the version the alias moves to (infra/cdk/monitoring/guards.ts) is
+   * updated before the alias, whose update starts the traffic shift (CloudFormation updates a
+   * resource after those it depends on: docs/decisions.md, "Guards judge the new version").
+   */
   addGuardAlarms(alarms: readonly cloudwatch.IAlarm[]) {
-    for (const alarm of alarms) this.deploymentGroup.addAlarm(alarm);
+    for (const alarm of alarms) {
+      this.deploymentGroup.addAlarm(alarm);
+      this.alias.node.addDependency(alarm);
+    }
   }
 }

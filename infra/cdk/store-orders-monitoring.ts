@@ -1,27 +1,35 @@
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import type { FunctionName } from '../function-settings.ts';
 import { stackName } from '../names.ts';
-import { addAlarms, addAlarmTopic } from './monitoring/alarms.ts';
+import { addAlarms } from './monitoring/alarms.ts';
 import { addDashboard, dashboardUrl } from './monitoring/dashboard.ts';
 import { addOrdersWriteThrottlesAlarm, ordersWritesWidget } from './monitoring/orders-writes.ts';
 import { addSavedQueries } from './monitoring/queries.ts';
 import type { StoreOrdersMonitoringProps } from './monitoring/props.ts';
 import { addSloAlarms } from './monitoring/slo.ts';
+import { addStageTopics } from './monitoring/topics.ts';
 
 /**
- * What on-call sees of one stage: an SNS topic that every alarm notifies, the alarms that
- * docs/runbook.md explains (monitoring/alarms.ts), a dashboard (monitoring/dashboard.ts)
- * and saved Logs Insights queries (monitoring/queries.ts), all named after the stage.
- * Every part is created in this construct's scope: their logical ids are part of the deployed contract.
+ * What on-call sees of one stage: a paging topic and a ticket topic (monitoring/topics.ts), the
+ * alarms that docs/runbook.md explains (monitoring/alarms.ts lists their families), a dashboard
+ * (monitoring/dashboard.ts) and saved Logs Insights queries (monitoring/queries.ts), all named
+ * after the stage. Every part is created in this construct's scope: their logical ids are part of
+ * the deployed contract.
  */
 export class StoreOrdersMonitoring extends Construct {
+  /** Pages: on-call hears them at once (the `AlarmTopicArn` output). */
   readonly alarmTopic: sns.Topic;
+  /** Tickets: the team reads them the next working day (the `TicketTopicArn` output). */
+  readonly ticketTopic: sns.Topic;
   readonly alarms: cloudwatch.Alarm[];
   /**
-   * The alarms a bad release would set off: CodeDeploy watches them while it shifts traffic to
-   * a new version and rolls back when one goes off (at most 10 per deployment group).
+   * Per function, the alarms its deployment group watches while CodeDeploy shifts traffic to a new
+   * version, rolling back when one goes off (at most 10 per group).
    */
+  readonly guardsOf: Readonly<Record<FunctionName, cloudwatch.Alarm[]>>;
+  /** Every guard of any deployment group, once (the preflight reads their states). */
   readonly guardAlarms: cloudwatch.Alarm[];
   /** The SLOs' burn-rate alarms (monitoring/slo.ts): composite alarms, each of a long and a short window. */
   readonly sloAlarms: cloudwatch.CompositeAlarm[];
@@ -31,11 +39,14 @@ export class StoreOrdersMonitoring extends Construct {
   constructor(scope: Construct, id: string, props: StoreOrdersMonitoringProps) {
     super(scope, id);
     const prefix = stackName(props.config.stage);
-    this.alarmTopic = addAlarmTopic(this, props.config, prefix);
-    ({ all: this.alarms, guards: this.guardAlarms } = addAlarms(this, props, prefix, this.alarmTopic));
+    const topics = addStageTopics(this, props.config, prefix);
+    this.alarmTopic = topics.page;
+    this.ticketTopic = topics.ticket;
+    ({ all: this.alarms, guardsOf: this.guardsOf } = addAlarms(this, props, prefix, topics));
     // The orders table's writes from every writer, the store's other systems too: pages, guards no deploy.
-    this.alarms.push(addOrdersWriteThrottlesAlarm(this, { table: props.ordersTable, prefix, topic: this.alarmTopic }));
-    this.sloAlarms = addSloAlarms(this, props, prefix, this.alarmTopic);
+    this.alarms.push(addOrdersWriteThrottlesAlarm(this, { table: props.ordersTable, prefix, topic: topics.page }));
+    this.guardAlarms = [...new Set(Object.values(this.guardsOf).flat())];
+    this.sloAlarms = addSloAlarms(this, props, prefix, topics);
     this.dashboard = addDashboard(this, props, prefix, [...this.sloAlarms, ...this.alarms]);
     this.dashboard.addWidgets(ordersWritesWidget(props.ordersTable));
     this.dashboardUrl = dashboardUrl(prefix);

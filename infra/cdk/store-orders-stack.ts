@@ -18,6 +18,7 @@ import { addLogsKey, addStageLogGroup } from './log-groups.ts';
 import { deploymentApplicationName, functionConstructId, pascalCase, restApiName, serviceName, usagePlanName } from '../names.ts';
 import { authorizer, type LimitClass, operations, perOperation, type TableAccess } from '../operations.ts';
 import { type DeploymentStrategy, type StageConfig, type Throttling, type TierName, tierProblems } from '../stage-config.ts';
+import { methodLimitFields } from '../tiers.ts';
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
 import { PreTrafficHook, SyntheticClient, secretArn } from './release-checks.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';
@@ -131,7 +132,9 @@ export class StoreOrdersStack extends Stack {
         { id: 'ListLeasesTable', table: this.listLeasesTable, operations: performed.listLeases },
       ],
     });
-    for (const fn of [this.authorizerFunction, ...this.routeFunctions.map(({ fn }) => fn)]) fn.addGuardAlarms(this.monitoring.guardAlarms);
+    // Each deployment group watches the guards of its own function's new version, and the probes.
+    for (const fn of [this.authorizerFunction, ...this.routeFunctions.map(({ fn }) => fn)])
+      fn.addGuardAlarms(this.monitoring.guardsOf[fn.name]);
     this.addCustomDomain();
     this.addOutputs();
     this.acknowledgeNagFindings();
@@ -234,12 +237,12 @@ export class StoreOrdersStack extends Stack {
 
   /**
    * Per-method settings: metrics per method (alarms judge each route by what its client waits
-   * for), and each method's throttle, by its limit class (infra/operations.ts): a list's below the
-   * stage's (every list is a full-table Scan). The throttle and the execution logging level are
-   * set on every method: a per-method entry inherits neither from the stage-wide one.
+   * for), and each method's throttle by its limit class (infra/operations.ts), a list's and a page's below the stage's.
+   * Throttle and execution logging level are set on every method: an entry inherits neither.
    */
   private methodOptions(): Record<string, apigw.MethodDeploymentOptions> {
-    const stageThrottles: Record<LimitClass, Throttling> = { request: this.config.throttling, list: this.config.listThrottling };
+    const { throttling: request, listThrottling: list, pagedListThrottling: pagedList } = this.config;
+    const stageThrottles: Record<LimitClass, Throttling> = { request, list, pagedList };
     return Object.fromEntries(
       routes.map((route) => {
         const limits = stageThrottles[operations[route.operation].throttling];
@@ -310,8 +313,11 @@ export class StoreOrdersStack extends Stack {
    */
   private addUsagePlans(): Record<TierName, apigw.UsagePlan> {
     const { config } = this;
-    // A list-class method has its own throttle per key besides the key's overall one (infra/operations.ts).
-    const listMethods = this.routeFunctions.filter(({ route }) => operations[route.operation].throttling === 'list');
+    // A list or page method has its own throttle per key besides the key's overall one (infra/operations.ts).
+    const ownLimits = this.routeFunctions.flatMap(({ route, method }) => {
+      const limitClass = operations[route.operation].throttling;
+      return limitClass === 'request' ? [] : [{ method, field: methodLimitFields[limitClass] }];
+    });
     const plans = Object.entries(config.tiers).map(([tier, limits]) => {
       const plan = this.api.addUsagePlan(`UsagePlan-${tier}`, {
         name: usagePlanName(config.stage, tier),
@@ -319,7 +325,7 @@ export class StoreOrdersStack extends Stack {
         throttle: limits.throttling,
         quota: { limit: limits.dailyQuota, period: apigw.Period.DAY },
         apiStages: [
-          { stage: this.api.deploymentStage, throttle: listMethods.map(({ method }) => ({ method, throttle: limits.listThrottling })) },
+          { stage: this.api.deploymentStage, throttle: ownLimits.map(({ method, field }) => ({ method, throttle: limits[field] })) },
         ],
       });
       return [tier, plan] as const;
@@ -362,7 +368,11 @@ export class StoreOrdersStack extends Stack {
       description: 'Issue an API key for this stage (with AWS credentials; the key is printed once)',
       value: `npm run keys -- create --stage ${config.stage} --name "who the key is for"`,
     });
-    new CfnOutput(this, 'AlarmTopicArn', { description: 'Subscribe on-call here', value: this.monitoring.alarmTopic.topicArn });
+    new CfnOutput(this, 'AlarmTopicArn', { description: 'Subscribe on-call here (pages)', value: this.monitoring.alarmTopic.topicArn });
+    new CfnOutput(this, 'TicketTopicArn', {
+      description: "Subscribe the team's queue here (tickets)",
+      value: this.monitoring.ticketTopic.topicArn,
+    });
     new CfnOutput(this, 'DashboardUrl', { value: this.monitoring.dashboardUrl });
   }
 

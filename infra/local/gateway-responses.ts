@@ -3,7 +3,9 @@
  * responses), a buffered function's proxy result, and a streaming function's response stream.
  */
 import type { ServerResponse } from 'node:http';
+import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import {
+  authorizerContextHeaders,
   type ErrorCode,
   errorHeaders,
   errorRecord,
@@ -50,9 +52,22 @@ export const sendError = (
   res.end(JSON.stringify(record));
 };
 
-/** A gateway response of the deployed stack: the type's code and headers (shared/errors.ts). */
-export const sendGatewayResponse = (res: ServerResponse, requestId: string, type: GatewayResponseType) =>
-  sendError(res, requestId, gatewayResponseCodes[type], gatewayResponseHeaders(type));
+/**
+ * A gateway response of the deployed stack: the type's code and headers (shared/errors.ts), those
+ * taken from the authorization's context as the deployed one maps `context.authorizer.<key>`.
+ */
+export const sendGatewayResponse = (
+  res: ServerResponse,
+  requestId: string,
+  type: GatewayResponseType,
+  auth?: APIGatewayAuthorizerResult,
+) => {
+  const fromContext = Object.entries(authorizerContextHeaders[type] ?? {}).flatMap(([name, key]) => {
+    const value = auth?.context?.[key];
+    return value === undefined || value === null ? [] : [[name, String(value)]];
+  });
+  sendError(res, requestId, gatewayResponseCodes[type], { ...gatewayResponseHeaders(type), ...Object.fromEntries(fromContext) });
+};
 
 /** How long a connection ended after a refusal stays open for its client to read the answer. */
 const lingerMs = 2_000;

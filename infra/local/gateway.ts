@@ -183,7 +183,7 @@ const handle = async (gateway: GatewayState, req: IncomingMessage, res: ServerRe
   const auth = await authorize(gateway, authorization, methodArn(gateway, method, match.route));
   if (typeof auth === 'string') return sendError(res, requestId, auth);
   const overLimit = limitRefusal(gateway, auth, match.route);
-  if (overLimit !== undefined) return sendGatewayResponse(res, requestId, overLimit);
+  if (overLimit !== undefined) return sendGatewayResponse(res, requestId, overLimit, auth);
   // One key holds at most its share of the connections with requests under way: one more is
   // refused as a throttle, before its body is waited for.
   if (!gateway.shares!.admitKey(res, auth.principalId)) return sendGatewayResponse(res, requestId, 'THROTTLED');

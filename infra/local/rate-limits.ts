@@ -1,13 +1,14 @@
 /**
  * The local gateway's stand-in for API Gateway usage plans: per key (its usage identifier), the
  * limits of its tier, from the same stage config the stack builds its plans from. A token bucket
- * per key (rate and burst) over every operation, a second one per list-class operation (its own
+ * per key (rate and burst) over every operation, a second one per list or page operation (its own
  * limit: infra/operations.ts), and a count per UTC day against the daily quota. The developer's
  * `unlimited` tier has none.
  */
 import type { Route } from '../../shared/routes.ts';
 import { factsOf } from '../operations.ts';
 import type { Throttling, Tier, unlimitedTier } from '../stage-config.ts';
+import { methodLimitFields } from '../tiers.ts';
 
 export type LocalLimits = {
   readonly tiers: Readonly<Record<string, Tier | typeof unlimitedTier>>;
@@ -63,9 +64,10 @@ export const createRateLimiter = (limits: LocalLimits, clock: () => number = Dat
       const used = quotas.get(day) ?? 0;
       if (used >= tier.dailyQuota) return 'QUOTA_EXCEEDED';
       const needed = [bucket(id, tier.throttling, now)];
-      // A list-class operation also has a limit of its own, as in the stack's usage plans; a
+      // A list or page operation also has a limit of its own, as in the stack's usage plans; a
       // test-only route (no entry in the operations table) only the key's overall one.
-      if (factsOf(route.operation)?.throttling === 'list') needed.push(bucket(`${id}/${route.operation}`, tier.listThrottling, now));
+      const limitClass = factsOf(route.operation)?.throttling ?? 'request';
+      if (limitClass !== 'request') needed.push(bucket(`${id}/${route.operation}`, tier[methodLimitFields[limitClass]], now));
       // Every bucket is refilled and checked before any token is taken.
       if (!needed.map((candidate) => candidate.ready(now)).every(Boolean)) return 'THROTTLED';
       for (const taken of needed) taken.take();

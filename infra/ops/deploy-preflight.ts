@@ -135,28 +135,37 @@ const checkBootstrap = async (clients: PreflightClients, account: string, region
 };
 
 /**
- * The logical-id prefixes of the functions that reserve concurrency: those whose entry in
- * infra/operations.ts sets reservedConcurrency (the list's), named `<Operation>Function` by the stack.
+ * The logical-id prefixes of the functions that reserve concurrency, with what they reserve: those
+ * whose entry in infra/operations.ts sets reservedConcurrency (the list's and the v2 page's),
+ * named `<Operation>Function` by the stack.
  */
-const reservingFunctionIds = Object.entries(operations)
-  .filter(([, facts]) => facts.function.reservedConcurrency !== undefined)
-  .map(([operation]) => functionConstructId(operation));
+const reservingFunctions = (config: StageConfig) =>
+  Object.entries(operations).flatMap(([operation, facts]) =>
+    facts.function.reservedConcurrency === undefined
+      ? []
+      : [{ id: functionConstructId(operation), reserves: facts.function.reservedConcurrency(config) }],
+  );
 
-/** What the stage's list function reserves today (a redeploy re-uses it), 0 before the first deploy. */
-const currentListReservation = async (clients: PreflightClients, config: StageConfig): Promise<number> => {
+/** What the stage's functions reserve today (a redeploy re-uses it), 0 before the first deploy. */
+const currentReservations = async (clients: PreflightClients, config: StageConfig): Promise<number> => {
   try {
     const { StackResourceSummaries = [] } = await clients.cloudFormation.send(
       new ListStackResourcesCommand({ StackName: config.stackName }),
     );
-    const fn = StackResourceSummaries.find(
+    const reserving = StackResourceSummaries.filter(
       (resource) =>
-        resource.ResourceType === 'AWS::Lambda::Function' && reservingFunctionIds.some((id) => resource.LogicalResourceId?.startsWith(id)),
+        resource.ResourceType === 'AWS::Lambda::Function' &&
+        reservingFunctions(config).some(({ id }) => resource.LogicalResourceId?.startsWith(id)) &&
+        resource.PhysicalResourceId !== undefined,
     );
-    if (fn?.PhysicalResourceId === undefined) return 0;
-    const { ReservedConcurrentExecutions } = await clients.lambda.send(
-      new GetFunctionConcurrencyCommand({ FunctionName: fn.PhysicalResourceId }),
-    );
-    return ReservedConcurrentExecutions ?? 0;
+    let total = 0;
+    for (const fn of reserving) {
+      const { ReservedConcurrentExecutions } = await clients.lambda.send(
+        new GetFunctionConcurrencyCommand({ FunctionName: fn.PhysicalResourceId }),
+      );
+      total += ReservedConcurrentExecutions ?? 0;
+    }
+    return total;
   } catch (error) {
     if (isMissingStack(error)) return 0;
     throw error;
@@ -168,19 +177,19 @@ const checkConcurrency = async (clients: PreflightClients, config: StageConfig, 
   const { AccountLimit } = await clients.lambda.send(new GetAccountSettingsCommand({}));
   const quota = AccountLimit?.ConcurrentExecutions ?? 0;
   const unreserved = AccountLimit?.UnreservedConcurrentExecutions ?? 0;
-  const reserving = config.listReservedConcurrency;
-  const left = unreserved + (await currentListReservation(clients, config)) - reserving;
+  const reserving = reservingFunctions(config).reduce((sum, { reserves }) => sum + reserves, 0);
+  const left = unreserved + (await currentReservations(clients, config)) - reserving;
   if (left >= unreservedMinimum)
     return {
       check,
       ok: true,
-      message: `quota ${quota}, ${left} left unreserved after the list's ${reserving} (AWS keeps ${unreservedMinimum})`,
+      message: `quota ${quota}, ${left} left unreserved after the lists' and pages' ${reserving} (AWS keeps ${unreservedMinimum})`,
     };
   const desired = Math.max(1000, quota + unreservedMinimum - left);
   return {
     check,
     ok: false,
-    message: `the account's concurrency quota is ${quota} with ${unreserved} unreserved: reserving ${reserving} for the list would leave ${left}, and Lambda refuses to go below ${unreservedMinimum} (the deploy would fail with "decreases account's UnreservedConcurrentExecution below its minimum value")`,
+    message: `the account's concurrency quota is ${quota} with ${unreserved} unreserved: reserving ${reserving} for the lists and pages would leave ${left}, and Lambda refuses to go below ${unreservedMinimum} (the deploy would fail with "decreases account's UnreservedConcurrentExecution below its minimum value")`,
     fix: `aws service-quotas request-service-quota-increase --service-code lambda --quota-code ${concurrencyQuotaCode} --desired-value ${desired} --region ${region}  (then wait until it is granted)`,
   };
 };

@@ -13,9 +13,13 @@ import { deployedResources, deployTemplates, stacksOfStage } from './stage-templ
 import { checkTables } from './table-checks.ts';
 import { checkPeopleTopics } from './topic-checks.ts';
 
-/** The addresses the stage configs subscribe: this stage's to its topic, every stage's to the budget topic. */
+/** Every address a stage config subscribes (alarms.email, alarms.ticketEmail): one left pending fails its topic's check. */
 const subscribedEmails = (config: StageConfig): Set<string> =>
-  new Set([config, ...Object.values(stages)].flatMap(({ alarms }) => (alarms.email === undefined ? [] : [alarms.email])));
+  new Set(
+    [config, ...Object.values(stages)]
+      .flatMap(({ alarms }) => [alarms.email, alarms.ticketEmail])
+      .filter((email): email is string => email !== undefined),
+  );
 
 /**
  * The checks that compare the templates this deploy sends (`app`, a cloud assembly directory, or

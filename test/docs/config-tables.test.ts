@@ -35,6 +35,10 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
     cell: (c) => `${c.listThrottling.rateLimit}, ${c.listThrottling.burstLimit}; ${c.listReservedConcurrency}`,
     shows: ['listThrottling', 'listReservedConcurrency'],
   },
+  'v2 page throttling (requests/s, burst); v2 page reserved concurrency': {
+    cell: (c) => `${c.pagedListThrottling.rateLimit}, ${c.pagedListThrottling.burstLimit}; ${c.pagedListReservedConcurrency}`,
+    shows: ['pagedListThrottling', 'pagedListReservedConcurrency'],
+  },
   'how a deploy shifts traffic (CodeDeploy)': { cell: (c) => shift(c.deployment), shows: ['deployment'] },
   'authorizer cache TTL (a revoked key works up to this long)': {
     cell: (c) => `${c.authorizerCacheTtlSeconds} s`,
@@ -69,8 +73,8 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
     cell: ({ alarms: a }) => String(a.serverErrorMinRequests),
     shows: ['alarms'],
   },
-  '401-share alarm: % refused, judged in minutes with at least this many requests': {
-    cell: ({ alarms: a }) => `${a.refusedShare.percent}, ${a.refusedShare.minRequests}`,
+  'refused-share guard: points above the old version, judged with at least this many answers of each': {
+    cell: ({ alarms: a }) => `${a.refusedShare.points}, ${a.refusedShare.minAnswers}`,
     shows: ['alarms'],
   },
   'a list whose client takes nothing is cut after (`LIST_STALL_SECONDS`)': {
@@ -138,18 +142,20 @@ describe('the tier table (docs/api.md)', () => {
         stage,
         rate: `${tier.throttling.rateLimit}, ${tier.throttling.burstLimit}`,
         list: `${tier.listThrottling.rateLimit}, ${tier.listThrottling.burstLimit}`,
+        page: `${tier.pagedListThrottling.rateLimit}, ${tier.pagedListThrottling.burstLimit}`,
         perDay: tier.dailyQuota,
         listsAtOnce: String(tier.concurrentLists),
       })),
     );
     const documented = rows
       .filter(([, stage]) => stage !== 'local only')
-      .map(([tier, stage, rate, list, perDay, listsAtOnce]) => ({
+      .map(([tier, stage, rate, list, page, perDay, listsAtOnce]) => ({
         tier: /^`(\w+)`/.exec(tier!)![1],
         default: tier!.includes('(default)'),
         stage,
         rate,
         list,
+        page,
         perDay: count(perDay!),
         listsAtOnce,
       }));
@@ -158,7 +164,7 @@ describe('the tier table (docs/api.md)', () => {
 
   it('lists the local-only developer tier as unlimited', () => {
     expect(Object.keys(localStage.tiers)).toContain(unlimitedTier);
-    expect(rows.filter(([, stage]) => stage === 'local only')).toEqual([[`\`${unlimitedTier}\``, 'local only', '—', '—', '—', '—']]);
+    expect(rows.filter(([, stage]) => stage === 'local only')).toEqual([[`\`${unlimitedTier}\``, 'local only', '—', '—', '—', '—', '—']]);
   });
 });
 
@@ -185,15 +191,24 @@ describe.each(stageNames)('docs/operating.md against the %s template', (stage) =
         ),
       ),
     );
-    const documented = tableRows(markdown, 'alarm').flatMap(([names, , guards]) =>
+    const documented = tableRows(markdown, 'alarm').flatMap(([names, , guards, tells]) =>
       [...names!.matchAll(/`(\w+)(…)?`/g)].flatMap(([, name, ellipsis]) => {
         // `ApiKeysTable…`: every alarm whose id starts so.
         const ids = ellipsis === undefined ? [name!] : templateIds.filter((id) => id.startsWith(name!));
-        return ids.map((id) => ({ id, guards }));
+        return ids.map((id) => ({ id, guards, tells }));
       }),
     );
     expect(documented.map(({ id }) => id).sort()).toEqual(templateIds);
     expect(documented.filter(({ id, guards }) => (guards === 'yes') !== guardIds.has(id))).toEqual([]);
+    // Whom each tells, as its actions say: the paging topic, the ticket topic, or nobody (an SLO's window alarm).
+    const topicIds = new Map(ofType('AWS::SNS::Topic').map(([logicalId, topic]) => [logicalId, String(topic.Properties.DisplayName)]));
+    const tellsOf = (id: string) => {
+      const alarm = ofType('AWS::CloudWatch::Alarm').find(([, candidate]) => candidate.Properties.AlarmName === `${prefix}${id}`)![1];
+      const action = (alarm.Properties.AlarmActions as { Ref: string }[] | undefined)?.[0];
+      if (action === undefined) return 'nobody';
+      return topicIds.get(action.Ref)!.endsWith('tickets') ? 'ticket' : 'page';
+    };
+    expect(documented.filter(({ id, tells }) => tells !== tellsOf(id))).toEqual([]);
     expect(guardIds.size).toBeGreaterThan(0);
   });
 

@@ -9,6 +9,7 @@ import { order, request, startTestApi } from '../lib/local-api.ts';
 const oneListAtATime: Tier = {
   throttling: { rateLimit: 100, burstLimit: 100 },
   listThrottling: { rateLimit: 100, burstLimit: 100 },
+  pagedListThrottling: { rateLimit: 100, burstLimit: 100 },
   dailyQuota: 10_000,
   concurrentLists: 1,
 };

@@ -13,6 +13,7 @@ import { order, request, startTestApi } from '../lib/local-api.ts';
 const oneListAtATime: Tier = {
   throttling: { rateLimit: 1000, burstLimit: 1000 },
   listThrottling: { rateLimit: 1000, burstLimit: 1000 },
+  pagedListThrottling: { rateLimit: 1000, burstLimit: 1000 },
   dailyQuota: 1_000_000,
   concurrentLists: 1,
 };

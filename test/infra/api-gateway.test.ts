@@ -13,6 +13,8 @@ import {
   type GatewayResponseType,
   gatewayResponseCodes,
   gatewayResponseHeaders,
+  authorizerContextHeaders,
+  quotaResetContextKey,
 } from '../../shared/errors.ts';
 import { resourcePath, routes } from '../../shared/routes.ts';
 import { cdkJsonContext, logicalId, methodsByRoute, stageNames, sharedApp, synthApp, tempDir } from '../lib/cdk.ts';
@@ -112,7 +114,7 @@ describe.each(stageNames)('the %s REST API', (stage) => {
       expect(stages[stage].requireUsageKey).toBe(true);
     });
 
-    it('have one usage plan per tier, named for stage and tier, with its rate, burst, daily quota and list throttle on this stage', () => {
+    it('have one usage plan per tier, named for stage and tier, with its rate, burst, daily quota, list and v2 page throttle on this stage', () => {
       const s = stack(stage);
       const apiId = { Ref: logicalId(s, s.api) };
       const stageRef = { Ref: logicalId(s, s.api.deploymentStage) };
@@ -129,6 +131,10 @@ describe.each(stageNames)('the %s REST API', (stage) => {
               Stage: stageRef,
               Throttle: {
                 '/v1/store/orders/GET': { RateLimit: limits.listThrottling.rateLimit, BurstLimit: limits.listThrottling.burstLimit },
+                '/v2/store/orders/GET': {
+                  RateLimit: limits.pagedListThrottling.rateLimit,
+                  BurstLimit: limits.pagedListThrottling.burstLimit,
+                },
               },
             },
           ],
@@ -146,6 +152,7 @@ describe.each(stageNames)('the %s REST API', (stage) => {
       for (const tier of tierNames) {
         expect(config.tiers[tier].throttling.rateLimit).toBeLessThanOrEqual(config.throttling.rateLimit);
         expect(config.tiers[tier].listThrottling.rateLimit).toBeLessThan(config.tiers[tier].throttling.rateLimit);
+        expect(config.tiers[tier].pagedListThrottling.rateLimit).toBeLessThanOrEqual(config.tiers[tier].throttling.rateLimit);
       }
     });
   });
@@ -170,7 +177,7 @@ describe.each(stageNames)('the %s REST API', (stage) => {
     expect(expression.test('Bearer two words')).toBe(false);
   });
 
-  it('throttles the stage and each method, the list below the rest, with per-method metrics, traces it, and logs execution errors of every method', () => {
+  it('throttles the stage and each method, the list and the v2 page below the rest, with per-method metrics, traces it, and logs execution errors of every method', () => {
     // Data trace would log the Authorization header: off everywhere.
     const method = (path: string, httpMethod: string, limits: { rateLimit: number; burstLimit: number }) => ({
       HttpMethod: httpMethod,
@@ -197,12 +204,14 @@ describe.each(stageNames)('the %s REST API', (stage) => {
         // Resource paths in method settings escape "/" as "~1".
         method('/~1v1~1store~1orders', 'GET', config.listThrottling),
         method('/~1v1~1store~1orders~1{orderId}', 'DELETE', config.throttling),
-        // A v2 page is one bounded DynamoDB request, not a full-table read: the stage's limit.
-        method('/~1v2~1store~1orders', 'GET', config.throttling),
+        // A v2 page is a Scan or Query of up to 1,000 orders: its own limit, so pages cannot take what cancels need.
+        method('/~1v2~1store~1orders', 'GET', config.pagedListThrottling),
       ],
     });
-    expect(config.listThrottling.rateLimit).toBeLessThan(config.throttling.rateLimit);
-    expect(config.listThrottling.burstLimit).toBeLessThan(config.throttling.burstLimit);
+    for (const own of [config.listThrottling, config.pagedListThrottling]) {
+      expect(own.rateLimit).toBeLessThan(config.throttling.rateLimit);
+      expect(own.burstLimit).toBeLessThan(config.throttling.burstLimit);
+    }
   });
 
   it('writes JSON access logs with the service, request ids, status, authorizer and integration errors, latency, first content and ip', () => {
@@ -279,6 +288,12 @@ describe.each(stageNames)('the %s REST API', (stage) => {
             'gatewayresponse.header.Cache-Control': "'no-store'",
             'gatewayresponse.header.X-Request-Id': 'context.requestId',
             ...extraHeaders,
+            ...Object.fromEntries(
+              Object.entries(authorizerContextHeaders[type as GatewayResponseType] ?? {}).map(([name, key]) => [
+                `gatewayresponse.header.${name}`,
+                `context.authorizer.${key}`,
+              ]),
+            ),
           },
         });
       }
@@ -315,16 +330,17 @@ describe.each(stageNames)('the %s REST API', (stage) => {
       });
     });
 
-    it('answer throttling with 429 too_many_requests and Retry-After: 1, and an exhausted daily quota likewise with Retry-After: 3600', () => {
+    // A gateway response cannot compute a header: the authorizer counts the seconds to 00:00 UTC, and the response maps them.
+    it("answer throttling with 429 too_many_requests and Retry-After: 1, and an exhausted daily quota with the authorizer's count to its reset", () => {
       for (const [type, retryAfter] of [
-        ['THROTTLED', '1'],
-        ['QUOTA_EXCEEDED', '3600'],
+        ['THROTTLED', "'1'"],
+        ['QUOTA_EXCEEDED', `context.authorizer.${quotaResetContextKey}`],
       ]) {
         t.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
           ResponseType: type,
           StatusCode: '429',
           ResponseParameters: Match.objectLike({
-            'gatewayresponse.header.Retry-After': `'${retryAfter}'`,
+            'gatewayresponse.header.Retry-After': retryAfter,
             'gatewayresponse.header.Content-Type': "'application/json'",
           }),
           ResponseTemplates: { 'application/json': JSON.stringify(errorRecord('too_many_requests')) },
@@ -397,12 +413,14 @@ describe('the tier check', () => {
         standard: {
           throttling: { rateLimit: 21, burstLimit: 10 },
           listThrottling: { rateLimit: 0.5, burstLimit: 1 },
+          pagedListThrottling: { rateLimit: 0.5, burstLimit: 1 },
           dailyQuota: 10,
           concurrentLists: 2,
         },
         high: {
           throttling: { rateLimit: 5, burstLimit: 10 },
           listThrottling: { rateLimit: 6, burstLimit: 1 },
+          pagedListThrottling: { rateLimit: 1, burstLimit: 1 },
           dailyQuota: 0.5,
           concurrentLists: 6,
         },

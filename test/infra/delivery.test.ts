@@ -4,21 +4,16 @@ import { logicalId, stageNames, sharedApp, synthApp } from '../lib/cdk.ts';
 
 const { stack, template } = sharedApp();
 
-/** The alarms a bad release trips: each deploy watches them and rolls back when one fires. */
-const guardAlarms = [
-  'Api5xxRate',
-  'CancelLatencyP99',
-  'ListFirstByteP99',
-  'ListOrdersErrors',
-  'CancelOrderErrors',
-  'AuthorizerFailures',
-  // The v2 list (experimental): its function's errors and its page latency.
-  'ListOrdersPagedErrors',
-  'PagedListLatencyP99',
-  // Wrong answers without a 5xx: the synthetic client failing, and a jump in 401s (infra/cdk/release-checks.ts).
-  'CanaryFailed',
-  'RefusedShare',
-];
+/**
+ * The alarms each function's deploy watches, rolling back when one fires: its new version's own
+ * failures, refused share and (a route with a latency guard) answer time, and the synthetic client.
+ */
+const guardAlarms: Record<string, string[]> = {
+  Authorizer: ['AuthorizerErrors', 'AuthorizerRefusedShare', 'CanaryFailed'],
+  ListOrders: ['ListOrdersErrors', 'ListOrdersRefusedShare', 'ListFirstByteP99', 'CanaryFailed'],
+  CancelOrder: ['CancelOrderErrors', 'CancelOrderRefusedShare', 'CancelLatencyP99', 'CanaryFailed'],
+  ListOrdersPaged: ['ListOrdersPagedErrors', 'ListOrdersPagedRefusedShare', 'PagedListLatencyP99', 'CanaryFailed'],
+};
 
 describe.each(stageNames)('delivery to %s', (stage) => {
   const config = stages[stage];
@@ -61,20 +56,21 @@ describe.each(stageNames)('delivery to %s', (stage) => {
     }
   });
 
-  it('watches the guard alarms of the stage during every shift: 5xx rate, function errors, cancel latency, list first byte, authorizer failures, canary, 401 share', () => {
-    const alarmIds = guardAlarms.map((id) => logicalId(s, s.monitoring.node.findChild(id) as never)).sort();
-    for (const group of Object.values(t.findResources('AWS::CodeDeploy::DeploymentGroup'))) {
+  it("watches, during each function's shift, the guards of that function's new version and the synthetic client", () => {
+    for (const { name, fn } of functions) {
+      const group = resources[logicalId(s, fn.deploymentGroup)];
       const { Alarms, Enabled } = group.Properties.AlarmConfiguration;
       expect(Enabled).toBe(true);
-      expect(Alarms.map((alarm: { Name: { Ref: string } }) => alarm.Name.Ref).sort()).toEqual(alarmIds);
+      const expected = guardAlarms[name]!.map((id) => logicalId(s, s.monitoring.node.findChild(id) as never)).sort();
+      expect(Alarms.map((alarm: { Name: { Ref: string } }) => alarm.Name.Ref).sort(), name).toEqual(expected);
       // CodeDeploy takes at most 10 alarms per deployment group.
       expect(Alarms.length).toBeLessThanOrEqual(10);
+      // Updated before the alias, whose update starts the shift: the guards name the version it moves to.
+      expect(resources[logicalId(s, fn.alias)].DependsOn).toEqual(expect.arrayContaining(expected));
     }
-    // A refused key is no reason to roll back (a jump in their share is: RefusedShare); throttles are none either.
-    expect(guardAlarms).not.toContain('AuthFailures');
   });
 
-  it('gives the list alone a reserved concurrency, so lists cannot take the concurrency cancels need', () => {
+  it('gives the list and the v2 page a reserved concurrency each, so neither can take the concurrency cancels need', () => {
     const reserved = Object.fromEntries(
       functions.map(({ name, fn }) => [name, resources[logicalId(s, fn.function)].Properties.ReservedConcurrentExecutions]),
     );
@@ -82,8 +78,9 @@ describe.each(stageNames)('delivery to %s', (stage) => {
       Authorizer: undefined,
       ListOrders: config.listReservedConcurrency,
       CancelOrder: undefined,
-      ListOrdersPaged: undefined,
+      ListOrdersPaged: config.pagedListReservedConcurrency,
     });
+    expect(config.pagedListReservedConcurrency).toBeGreaterThan(0);
   });
 });
 

@@ -52,6 +52,7 @@ const deploymentGroupAlarms = [
 const fake = await startFakeAws();
 afterAll(() => fake.close());
 const topicArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-MonitoringAlarmTopic-Ab12`;
+const ticketTopicArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-MonitoringTicketTopic-Gh78`;
 const budgetTopicArn = `arn:aws:sns:${region}:${account}:StoreOrders-budget-AlarmTopic-Cd34`;
 const budgetTemplate = sharedApp().app.synth().getStackByName('StoreOrders-budget').template as { Resources: Record<string, Resource> };
 const productionResourcesById = productionTemplate.Resources as Record<string, Resource>;
@@ -59,19 +60,20 @@ const logicalIdOf = (template: { Resources: Record<string, Resource> }, type: st
   Object.entries(template.Resources).find(
     ([, resource]) => resource.Type === type && (name === undefined || resource.Properties.TableName === name),
   )![0];
-/** What ListStackResources says of a deployed production stack and budget stack: the list function, the tables, the topics. */
+/** The logical id of the production topic whose construct id is `id` (AlarmTopic, TicketTopic). */
+const topicLogicalId = (id: string) =>
+  Object.entries(productionResourcesById).find(([logical, resource]) => resource.Type === 'AWS::SNS::Topic' && logical.includes(id))![0];
+/** What ListStackResources says of a deployed production stack and budget stack: the reserving functions, the tables, the topics. */
 const productionResources = [
   { ResourceType: 'AWS::Lambda::Function', LogicalResourceId: 'ListOrdersFunctionC0FFEE11', PhysicalResourceId: 'list-fn' },
+  { ResourceType: 'AWS::Lambda::Function', LogicalResourceId: 'ListOrdersPagedFunctionD00DAD22', PhysicalResourceId: 'paged-fn' },
   ...[config.ordersTableName, config.apiKeysTableName].map((name) => ({
     ResourceType: 'AWS::DynamoDB::Table',
     LogicalResourceId: logicalIdOf({ Resources: productionResourcesById }, 'AWS::DynamoDB::Table', name),
     PhysicalResourceId: name,
   })),
-  {
-    ResourceType: 'AWS::SNS::Topic',
-    LogicalResourceId: logicalIdOf({ Resources: productionResourcesById }, 'AWS::SNS::Topic'),
-    PhysicalResourceId: topicArn,
-  },
+  { ResourceType: 'AWS::SNS::Topic', LogicalResourceId: topicLogicalId('AlarmTopic'), PhysicalResourceId: topicArn },
+  { ResourceType: 'AWS::SNS::Topic', LogicalResourceId: topicLogicalId('TicketTopic'), PhysicalResourceId: ticketTopicArn },
 ].map((summary) => ({ ...summary, ResourceStatus: 'UPDATE_COMPLETE' as const, LastUpdatedTimestamp: new Date() }));
 const budgetResources = [
   {
@@ -151,6 +153,7 @@ beforeEach(() => {
   for (const name of [config.ordersTableName, config.apiKeysTableName])
     dynamoDb.on(DescribeTableCommand, { TableName: name }).resolves(liveTable(name));
   lambda.on(GetFunctionConcurrencyCommand, { FunctionName: 'list-fn' }).resolves({ ReservedConcurrentExecutions: 10 });
+  lambda.on(GetFunctionConcurrencyCommand, { FunctionName: 'paged-fn' }).resolves({ ReservedConcurrentExecutions: 10 });
   apiGateway.on(GetAccountCommand).resolves({ cloudwatchRoleArn: `arn:aws:iam::${account}:role/ApiGatewayCloudWatchRole` });
   cloudFormation.on(DescribeStacksCommand).resolves({
     Stacks: [
@@ -158,11 +161,14 @@ beforeEach(() => {
         StackName: config.stackName,
         StackStatus: 'UPDATE_COMPLETE',
         CreationTime: new Date(),
-        Outputs: [{ OutputKey: 'AlarmTopicArn', OutputValue: topicArn }],
+        Outputs: [
+          { OutputKey: 'AlarmTopicArn', OutputValue: topicArn },
+          { OutputKey: 'TicketTopicArn', OutputValue: ticketTopicArn },
+        ],
       },
     ],
   });
-  for (const arn of [topicArn, budgetTopicArn])
+  for (const arn of [topicArn, ticketTopicArn, budgetTopicArn])
     sns.on(ListSubscriptionsByTopicCommand, { TopicArn: arn }).resolves({
       Subscriptions: [{ SubscriptionArn: `${arn}:0b1c`, Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: arn }],
     });
@@ -184,6 +190,7 @@ describe('npm run preflight', () => {
       ['Lambda concurrency', true],
       ['API Gateway logging role', true],
       ['alarm delivery: StoreOrders-production/Monitoring/AlarmTopic', true],
+      ['alarm delivery: StoreOrders-production/Monitoring/TicketTopic', true],
       ['alarm delivery: StoreOrders-budget/AlarmTopic', true],
       ['canary key', true],
       ['guard alarms', true],
@@ -342,18 +349,19 @@ describe('npm run preflight', () => {
       });
     });
 
-    it("counts the list's current reservation as its own on a redeploy, and needs the reservation plus AWS's 100 on a first deploy", async () => {
-      // 110 unreserved after this stage already reserves 10: a redeploy keeps 110.
+    it("counts the list's and the v2 page's current reservations as their own on a redeploy, and needs both plus AWS's 100 on a first deploy", async () => {
+      const reserved = config.listReservedConcurrency + config.pagedListReservedConcurrency;
+      // 100 unreserved after this stage already reserves its 20: a redeploy keeps 100.
       lambda.on(GetAccountSettingsCommand).resolves({ AccountLimit: { ConcurrentExecutions: 120, UnreservedConcurrentExecutions: 100 } });
       expect((await result('Lambda concurrency'))?.ok).toBe(true);
-      // The first deploy into that account needs 100 + 10 unreserved.
+      // The first deploy into that account needs 100 + both reservations unreserved.
       cloudFormation.on(ListStackResourcesCommand).rejects(missingStack(config.stackName));
       lambda.on(GetAccountSettingsCommand).resolves({
-        AccountLimit: { ConcurrentExecutions: 120, UnreservedConcurrentExecutions: unreservedMinimum + config.listReservedConcurrency - 1 },
+        AccountLimit: { ConcurrentExecutions: 120, UnreservedConcurrentExecutions: unreservedMinimum + reserved - 1 },
       });
       expect((await result('Lambda concurrency'))?.ok).toBe(false);
       lambda.on(GetAccountSettingsCommand).resolves({
-        AccountLimit: { ConcurrentExecutions: 120, UnreservedConcurrentExecutions: unreservedMinimum + config.listReservedConcurrency },
+        AccountLimit: { ConcurrentExecutions: 120, UnreservedConcurrentExecutions: unreservedMinimum + reserved },
       });
       expect((await result('Lambda concurrency'))?.ok).toBe(true);
     });
@@ -380,6 +388,7 @@ describe('npm run preflight', () => {
 
   describe('alarm delivery', () => {
     const stageTopic = 'alarm delivery: StoreOrders-production/Monitoring/AlarmTopic';
+    const ticketTopic = 'alarm delivery: StoreOrders-production/Monitoring/TicketTopic';
     const budgetTopic = 'alarm delivery: StoreOrders-budget/AlarmTopic';
 
     it('fails when nobody has confirmed a subscription to the stage alarm topic', async () => {
@@ -398,6 +407,15 @@ describe('npm run preflight', () => {
       expect(await result(budgetTopic)).toMatchObject({
         ok: false,
         message: expect.stringContaining(`no confirmed subscription to ${budgetTopicArn}`),
+      });
+      expect((await result(stageTopic))?.ok).toBe(true);
+    });
+
+    it('fails when nobody has confirmed a subscription to the ticket topic, naming it', async () => {
+      sns.on(ListSubscriptionsByTopicCommand, { TopicArn: ticketTopicArn }).resolves({ Subscriptions: [] });
+      expect(await result(ticketTopic)).toMatchObject({
+        ok: false,
+        message: expect.stringContaining(`no confirmed subscription to ${ticketTopicArn}`),
       });
       expect((await result(stageTopic))?.ok).toBe(true);
     });
@@ -438,26 +456,26 @@ describe('npm run preflight', () => {
         { checks: false },
       );
       const stack = app.node.findChild(config.stackName) as StoreOrdersStack;
-      const ticketTopicId = logicalId(stack, new sns_.Topic(stack, 'TicketTopic', { displayName: 'tickets' }));
+      const addedTopicId = logicalId(stack, new sns_.Topic(stack, 'AddedTopic', { displayName: 'added by a release' }));
       app.synth();
-      const ticketArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-TicketTopic-Ef56`;
+      const addedArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-AddedTopic-Ef56`;
       cloudFormation.on(ListStackResourcesCommand, { StackName: config.stackName }).resolves({
         StackResourceSummaries: [
           ...productionResources,
           {
             ResourceType: 'AWS::SNS::Topic',
-            LogicalResourceId: ticketTopicId,
-            PhysicalResourceId: ticketArn,
+            LogicalResourceId: addedTopicId,
+            PhysicalResourceId: addedArn,
             ResourceStatus: 'CREATE_COMPLETE',
             LastUpdatedTimestamp: new Date(),
           },
         ],
       });
-      sns.on(ListSubscriptionsByTopicCommand, { TopicArn: ticketArn }).resolves({ Subscriptions: [] });
+      sns.on(ListSubscriptionsByTopicCommand, { TopicArn: addedArn }).resolves({ Subscriptions: [] });
       const results = await run({ app: dir });
-      expect(results.find(({ check }) => check === 'alarm delivery: StoreOrders-production/TicketTopic')).toMatchObject({
+      expect(results.find(({ check }) => check === 'alarm delivery: StoreOrders-production/AddedTopic')).toMatchObject({
         ok: false,
-        message: expect.stringContaining(`no confirmed subscription to ${ticketArn}`),
+        message: expect.stringContaining(`no confirmed subscription to ${addedArn}`),
       });
       expect(results.find(({ check }) => check === stageTopic)?.ok).toBe(true);
     });

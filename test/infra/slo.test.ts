@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
 import { tableRows } from '../lib/markdown.ts';
-import { repoRoot, stageNames, sharedApp } from '../lib/cdk.ts';
+import { logicalId, repoRoot, stageNames, sharedApp } from '../lib/cdk.ts';
 import { resolve } from '../lib/template.ts';
 
 const { template } = sharedApp();
@@ -24,7 +24,8 @@ describe.each(stageNames)('the %s SLO burn-rate alarms', (stage) => {
   const prefix = `StoreOrders-${stage}-`;
   const metricAlarms = Object.entries(t.Resources).filter(([, r]) => r.Type === 'AWS::CloudWatch::Alarm');
   const composites = Object.entries(t.Resources).filter(([, r]) => r.Type === 'AWS::CloudWatch::CompositeAlarm');
-  const topic = Object.keys(t.Resources).find((id) => t.Resources[id]!.Type === 'AWS::SNS::Topic');
+  const s = sharedApp().stack(stage);
+  const topics = { page: logicalId(s, s.monitoring.alarmTopic), ticket: logicalId(s, s.monitoring.ticketTopic) };
   const windowOf = (logicalId: string) => t.Resources[logicalId]!.Properties;
   /** Each composite alarm with its two window alarms, read from its rule. */
   const tiers = composites.map(([, { Properties: p }]) => {
@@ -36,10 +37,13 @@ describe.each(stageNames)('the %s SLO burn-rate alarms', (stage) => {
     Math.max(...(alarm.Metrics as MathMetric[]).flatMap((m) => (m.MetricStat ? [m.MetricStat.Period] : [])));
   const expressionOf = (alarm: Props) => (alarm.Metrics as MathMetric[]).find((m) => m.ReturnData !== false && m.Expression)!.Expression!;
 
-  it('pairs a long and a short window for each SLO and tier: both must burn at the same rate, and only the pair notifies the topic', () => {
+  it('pairs a long and a short window for each SLO and tier: both must burn at the same rate, and only the pair notifies, a page or a ticket', () => {
     expect(tiers.length).toBe(9);
     for (const tier of tiers) {
       expect(tier.rule).toMatch(/^\(ALARM\(.*\) AND ALARM\(.*\)\)$/);
+      // A slow burn is a ticket, in the SRE workbook's terms: the ticket topic, read the next working day.
+      const topic = tier.id.endsWith('SlowBurn') ? topics.ticket : topics.page;
+      expect(String(tier.props.AlarmDescription).startsWith(tier.id.endsWith('SlowBurn') ? 'Ticket' : 'Page')).toBe(true);
       expect(tier.props).toMatchObject({ AlarmActions: [{ Ref: topic }], OKActions: [{ Ref: topic }] });
       expect(tier.props.AlarmDescription).toContain(`docs/runbook.md, section "${tier.id}"`);
       for (const window of [tier.long, tier.short]) {

@@ -8,10 +8,13 @@ import {
   dynamoDbCallMetric,
   dynamoDbOperations,
   functionLogGroups,
+  functionMetric,
   latencyWatched,
   longRunning,
   period,
+  reservingFunctions,
   serviceMetric,
+  stageFunctions,
   tooManyRequestsOf,
 } from './metrics.ts';
 import { errorBudgetWidgets } from './slo.ts';
@@ -28,6 +31,7 @@ export function addDashboard(scope: Construct, props: Props, prefix: string, ala
   dashboard.addWidgets(...errorBudgetWidgets(props));
   dashboard.addWidgets(...trafficRow(props));
   dashboard.addWidgets(...listAndKeysRow(props));
+  dashboard.addWidgets(...answersRow(props));
   dashboard.addWidgets(limitedRequestsRow(props));
   dashboard.addWidgets(...functionsRow(props));
   dashboard.addWidgets(tablesRow(props));
@@ -64,12 +68,15 @@ function trafficRow(props: Props) {
       apiMetric(props, '4XXError', 'Sum').with({ label: '4xx' }),
       apiMetric(props, '5XXError', 'Sum').with({ label: '5xx' }),
     ]),
-    ...latencyWatched(props).map(({ route, latency }) =>
-      graph(`${latency.name} latency (ms)`, [
-        apiMetric(props, 'Latency', 'p50', route).with({ label: 'p50' }),
-        apiMetric(props, 'Latency', 'p99', route).with({ label: 'p99' }),
-      ]),
-    ),
+    // What a client of a buffered route waits (a streamed list's lasts until its last byte: its first byte is graphed below).
+    ...latencyWatched(props)
+      .filter(({ route }) => !route.streaming)
+      .map(({ route, latency }) =>
+        graph(`${latency.name} latency (ms)`, [
+          apiMetric(props, 'Latency', 'p50', route).with({ label: 'p50' }),
+          apiMetric(props, 'Latency', 'p99', route).with({ label: 'p99' }),
+        ]),
+      ),
     graph(
       'Orders',
       [
@@ -85,17 +92,52 @@ function trafficRow(props: Props) {
 
 function listAndKeysRow(props: Props) {
   return [
-    graph('List: first byte and whole stream (ms)', [
-      serviceMetric(props, metricNames.listFirstByte, 'p50').with({ label: 'first byte p50' }),
-      serviceMetric(props, metricNames.listFirstByte, 'p99').with({ label: 'first byte p99' }),
-      serviceMetric(props, metricNames.listDuration, 'p99').with({ label: 'whole list p99' }),
-      ...longRunning(props).map(({ fn }) => fn.function.metricDuration({ statistic: 'Maximum', period, label: 'function duration max' })),
-    ]),
+    graph(
+      'List: first byte and whole stream (ms)',
+      [
+        serviceMetric(props, metricNames.listFirstByte, 'p50').with({ label: 'first byte p50' }),
+        serviceMetric(props, metricNames.listFirstByte, 'p99').with({ label: 'first byte p99' }),
+        serviceMetric(props, metricNames.listDuration, 'p99').with({ label: 'whole list p99' }),
+        ...longRunning(props).map(({ fn }) => fn.function.metricDuration({ statistic: 'Maximum', period, label: 'function duration max' })),
+      ],
+      [
+        functionMetric(props, 'listOrders', metricNames.stalledListsCut, 'Sum').with({ label: 'lists cut: client stopped reading' }),
+        functionMetric(props, 'listOrders', metricNames.listsLeftEarly, 'Sum').with({ label: 'lists left by their client' }),
+      ],
+    ),
     graph('Keys', [
       serviceMetric(props, metricNames.authFailures, 'Sum').with({ label: 'refused keys' }),
       serviceMetric(props, metricNames.authorizerFailures, 'Sum').with({ label: 'authorizer failures' }),
     ]),
     perFunction(props, 'Invocations', (fn) => fn.function.metricInvocations({ statistic: 'Sum', period })),
+  ];
+}
+
+/**
+ * Every version's answers per function, as the guards judge a new version's alone: its failures
+ * (500s), the share it refuses (4xx but 429), its answer time; and the documented refusals,
+ * judged against capacity, not as failures (lists and pages shed at their reserved concurrency,
+ * filtered pages refused while the status index is not ready).
+ */
+function answersRow(props: Props) {
+  const perFunction = (title: string, metricName: string, statistic: string, only?: (id: string) => boolean) =>
+    graph(
+      title,
+      stageFunctions(props)
+        .filter(({ id }) => only === undefined || only(id))
+        .map(({ name, id }) => functionMetric(props, id, metricName, statistic).with({ label: name })),
+    );
+  const timed = new Set<string>(latencyWatched(props).map(({ route }) => route.operation));
+  return [
+    perFunction('Answers refused (4xx but 429, share)', metricNames.refusals, 'Average'),
+    perFunction('Answers failed (500s)', metricNames.faults, 'Sum', (id) => id !== 'authorizer'),
+    perFunction('Answer time p99 (ms; a list to its first byte)', metricNames.answerLatency, 'p99', (id) => timed.has(id)),
+    graph('Documented refusals (retry later; not failures)', [
+      ...reservingFunctions(props).map(({ name, fn }) =>
+        fn.function.metricThrottles({ statistic: 'Sum', period, label: `${name} shed at its concurrency` }),
+      ),
+      serviceMetric(props, metricNames.statusIndexNotReady, 'Sum').with({ label: 'filtered pages: status index not ready' }),
+    ]),
   ];
 }
 

@@ -5,8 +5,10 @@ import type { Construct } from 'constructs';
 import { dynamoDbOperationDimension } from '../../../shared/dynamo-calls.ts';
 import { metricNames, metricsNamespace } from '../../../shared/observability.ts';
 import { resourcePath, type Route } from '../../../shared/routes.ts';
+import type { FunctionName } from '../../function-settings.ts';
 import { operations } from '../../operations.ts';
 import { serviceName } from '../../names.ts';
+import type { StoreFunction } from '../store-function.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
 
 // What the alarms, the dashboard and the saved queries read: the stage's metrics and the functions' log groups.
@@ -23,6 +25,47 @@ export function serviceMetric({ config }: Pick<Stage, 'config'>, metricName: str
     namespace: metricsNamespace,
     metricName,
     dimensionsMap: { service: serviceName(config.stage) },
+    statistic,
+    period,
+  });
+}
+
+/**
+ * The version a deploy moves `fn`'s live alias to (between deploys, the one serving): a guard that
+ * names it is updated before the alias, so it watches the new version from the shift's first request.
+ */
+export const liveVersion = (fn: StoreFunction): string => fn.alias.version.version;
+
+/**
+ * A per-version metric of function `fn` (shared/observability.ts, recordForVersion): of `version`,
+ * or of every version together when `version` is undefined.
+ */
+export function functionMetric(
+  { config }: Pick<Stage, 'config'>,
+  fn: FunctionName,
+  metricName: string,
+  statistic: string,
+  version?: string,
+): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: metricsNamespace,
+    metricName,
+    dimensionsMap: { function: fn, service: serviceName(config.stage), ...(version === undefined ? {} : { version }) },
+    statistic,
+    period,
+  });
+}
+
+/**
+ * Lambda's metric of the invocations of `fn`'s live alias that ran its live version: Lambda
+ * publishes an alias's invocations under `ExecutedVersion` too (docs/decisions.md, "Guards judge the new version").
+ */
+export function executedVersionMetric(fn: StoreFunction, metricName: string, statistic: string): cloudwatch.Metric {
+  const functionName = fn.function.functionName;
+  return new cloudwatch.Metric({
+    namespace: 'AWS/Lambda',
+    metricName,
+    dimensionsMap: { FunctionName: functionName, Resource: `${functionName}:${fn.alias.aliasName}`, ExecutedVersion: liveVersion(fn) },
     statistic,
     period,
   });
@@ -112,12 +155,25 @@ export function longRunning({ routeFunctions }: Pick<StoreOrdersMonitoringProps,
   return routeFunctions.filter(({ route }) => operations[route.operation].alarms.nearTimeout !== undefined);
 }
 
-/** The routes whose entry in infra/operations.ts asks for a latency alarm (buffered routes: the client waits for the whole answer). */
+/** The routes whose entry in infra/operations.ts asks for a latency guard, with their function. */
 export function latencyWatched({ routeFunctions }: Pick<StoreOrdersMonitoringProps, 'routeFunctions'>) {
-  return routeFunctions.flatMap(({ route }) => {
+  return routeFunctions.flatMap(({ route, fn }) => {
     const latency = operations[route.operation].alarms.latencyP99;
-    return latency === undefined ? [] : [{ route, latency }];
+    return latency === undefined ? [] : [{ route, fn, latency }];
   });
+}
+
+/** Every function of the stage with its name (as its alarms and graphs say it) and its key in the settings. */
+export function stageFunctions({ routeFunctions, authorizer }: Pick<StoreOrdersMonitoringProps, 'routeFunctions' | 'authorizer'>) {
+  return [
+    ...routeFunctions.map(({ name, route, fn }) => ({ name, id: route.operation as FunctionName, fn })),
+    { name: 'Authorizer', id: 'authorizer' as FunctionName, fn: authorizer },
+  ];
+}
+
+/** Route functions with reserved concurrency (infra/operations.ts): a throttle of theirs is a documented refusal of load. */
+export function reservingFunctions({ routeFunctions }: Pick<StoreOrdersMonitoringProps, 'routeFunctions'>) {
+  return routeFunctions.filter(({ route }) => operations[route.operation].function.reservedConcurrency !== undefined);
 }
 
 export function functionLogGroups({ routeFunctions, authorizer }: Pick<StoreOrdersMonitoringProps, 'routeFunctions' | 'authorizer'>) {

@@ -1,11 +1,12 @@
 import { Duration, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { metricNames } from '../../../shared/observability.ts';
 import { routeOf } from '../../../shared/routes.ts';
 import { apiMetric, serviceMetric } from './metrics.ts';
+import { serverFailures } from './server-errors.ts';
+import type { StageTopics } from './topics.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
 
 /**
@@ -24,7 +25,7 @@ export const burnTiers = [
   { id: 'FastBurn', long: Duration.hours(1), short: Duration.minutes(5), burnRate: 14.4, pages: true },
   // 5 % in six hours: pages.
   { id: 'MediumBurn', long: Duration.hours(6), short: Duration.minutes(30), burnRate: 6, pages: true },
-  // 10 % in three days: a ticket, for the next working day.
+  // 10 % in three days: a ticket, for the next working day (the ticket topic).
   { id: 'SlowBurn', long: Duration.days(3), short: Duration.hours(6), burnRate: 1, pages: false },
 ] as const;
 
@@ -60,15 +61,16 @@ export function stageSlos(props: Props): Slo[] {
   return [
     {
       id: 'Availability',
-      what: `${slo.availabilityPercent}% of requests answered without a 5xx`,
+      what: `${slo.availabilityPercent}% of requests answered without a 5xx (documented refusals not counted)`,
       targetPercent: slo.availabilityPercent,
-      badFraction: (window) => ({
-        expression: 'FILL(errors, 0) / requests',
-        usingMetrics: {
-          errors: apiMetric(props, '5XXError', 'Sum').with({ period: window }),
-          requests: apiMetric(props, 'Count', 'Sum').with({ period: window }),
-        },
-      }),
+      // Failures as Api5xxRate counts them: a list shed at its concurrency or a page refused while the status index backfills is no failure.
+      badFraction: (window) => {
+        const failures = serverFailures(props, window);
+        return {
+          expression: `(${failures.expression}) / requests`,
+          usingMetrics: { ...failures.usingMetrics, requests: apiMetric(props, 'Count', 'Sum').with({ period: window }) },
+        };
+      },
     },
     latencySlo(
       'CancelLatency',
@@ -106,9 +108,10 @@ function burnRate(slo: Slo, window: Duration) {
 
 /**
  * The burn-rate alarms: for each SLO and tier, two window alarms without actions and the
- * composite alarm of both, which notifies the topic. Returns the composite alarms (the runbook's sections).
+ * composite alarm of both, which notifies the paging topic (a page) or the ticket topic (a
+ * ticket). Returns the composite alarms (the runbook's sections).
  */
-export function addSloAlarms(scope: Construct, props: Props, prefix: string, topic: sns.ITopic): cloudwatch.CompositeAlarm[] {
+export function addSloAlarms(scope: Construct, props: Props, prefix: string, topics: StageTopics): cloudwatch.CompositeAlarm[] {
   return stageSlos(props).flatMap((slo) =>
     burnTiers.map((tier) => {
       const id = `${slo.id}${tier.id}`;
@@ -140,6 +143,7 @@ export function addSloAlarms(scope: Construct, props: Props, prefix: string, top
           cloudwatch.AlarmRule.fromAlarm(window('Short', tier.short), cloudwatch.AlarmState.ALARM),
         ),
       });
+      const topic = tier.pages ? topics.page : topics.ticket;
       composite.addAlarmAction(new SnsAction(topic));
       composite.addOkAction(new SnsAction(topic));
       return composite;

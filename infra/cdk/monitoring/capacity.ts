@@ -1,0 +1,61 @@
+import { operations } from '../../operations.ts';
+import { type AlarmTarget, alarm } from './stage-alarm.ts';
+import { longRunning, period, reservingFunctions, stageFunctions } from './metrics.ts';
+import type { StoreOrdersMonitoringProps } from './props.ts';
+
+/** A long-running function (the list) may run this close to its timeout before the team hears of it. */
+const nearTimeoutShare = 0.8;
+
+/**
+ * Throttles in at least this many of the last `periods` 5-minute periods make a function at its
+ * reserved concurrency a ticket: shedding load for half an hour says the stage wants more slots.
+ */
+export const sheddingRule = { throttledPeriods: 3, periods: 6 } as const;
+
+/**
+ * Capacity: what the stage refuses because it is full, judged apart from failures.
+ *
+ * - `<Name>Throttles` of a function with reserved concurrency (the list, the v2 page): a ticket once
+ *   it has shed load in three of the last six 5-minute periods. Each refusal is documented (a 5xx
+ *   with Retry-After the client waits out) and moves no page or guard; that the stage wants more
+ *   slots is a decision for the next working day (`listReservedConcurrency`, `pagedListReservedConcurrency`).
+ * - `<Name>Throttles` of the others (cancel, the authorizer: no reservation): pages. They are
+ *   throttled only when the account's whole concurrency is taken, which fails clients for real.
+ * - `<Name>NearTimeout` of a long-running function: a ticket. A list that long is read slowly by
+ *   its client or is near the size one answer can carry; it is cut before the timeout either way.
+ */
+export function addCapacityAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
+  const reserving = new Set(reservingFunctions(props).map(({ fn }) => fn));
+  for (const { name, fn } of stageFunctions(props)) {
+    const metric = fn.function.metricThrottles({ statistic: 'Sum', period });
+    if (reserving.has(fn))
+      alarm(
+        target,
+        `${name}Throttles`,
+        `The ${name} function ran all it reserves and shed load in ${sheddingRule.throttledPeriods} of the last ${sheddingRule.periods} 5-minute periods.`,
+        { metric, threshold: 1, evaluationPeriods: sheddingRule.periods, datapointsToAlarm: sheddingRule.throttledPeriods },
+        { kind: 'ticket' },
+      );
+    else
+      alarm(target, `${name}Throttles`, `Lambda throttled the ${name} function: the account's concurrency is used up.`, {
+        metric,
+        threshold: 1,
+        evaluationPeriods: 1,
+      });
+  }
+  for (const { name, route, fn } of longRunning(props)) {
+    const { function: settings, alarms } = operations[route.operation];
+    const timeoutMs = settings.timeoutSeconds * 1000;
+    alarm(
+      target,
+      `${name}NearTimeout`,
+      `${alarms.nearTimeout!.invocation} ran for ${nearTimeoutShare * 100}% or more of its ${timeoutMs / 60_000}-minute timeout.`,
+      {
+        metric: fn.function.metricDuration({ statistic: 'Maximum', period }),
+        threshold: timeoutMs * nearTimeoutShare,
+        evaluationPeriods: 1,
+      },
+      { kind: 'ticket' },
+    );
+  }
+}

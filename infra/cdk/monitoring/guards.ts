@@ -1,0 +1,147 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { metricNames } from '../../../shared/observability.ts';
+import type { FunctionName } from '../../function-settings.ts';
+import { operations } from '../../operations.ts';
+import type { StoreFunction } from '../store-function.ts';
+import { type AlarmTarget, alarm } from './stage-alarm.ts';
+import { executedVersionMetric, functionMetric, latencyWatched, liveVersion, period, stageFunctions } from './metrics.ts';
+import type { StoreOrdersMonitoringProps } from './props.ts';
+
+/**
+ * The guards of each function's deployments: alarms that judge the version its live alias moves
+ * to, from signals of that version alone (Lambda's `ExecutedVersion` metrics and the functions'
+ * own per-version records, shared/observability.ts). A guard names the version, so each deploy
+ * updates it, before the alias: CloudFormation updates a resource after those it depends on, and
+ * the alias depends on its guards (infra/cdk/store-function.ts). Requests without a valid key
+ * never reach a route function, and reach both authorizer versions alike; clients under load and
+ * clients leaving lists early move none of these.
+ */
+export function addGuardAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
+  for (const { name, id, fn } of stageFunctions(props)) {
+    addFailuresGuard(target, props, { name, id, fn });
+    addRefusedShareGuard(target, props, { name, id, fn });
+  }
+  addLatencyGuards(target, props);
+}
+
+type Guarded = { readonly name: string; readonly id: FunctionName; readonly fn: StoreFunction };
+
+/**
+ * The list's Lambda Errors less what its clients did: lists cut because their client stopped
+ * reading (each a Lambda error) and lists their client left (each one or none: AWS does not say),
+ * never below 0, so that a left list Lambda did not count hides no 500 answer.
+ */
+const lessClientEnds = 'IF(FILL(errors, 0) - FILL(cut, 0) - FILL(left, 0) > 0, FILL(errors, 0) - FILL(cut, 0) - FILL(left, 0), 0)';
+
+/**
+ * `<Name>Errors`: the new version failed. Lambda's Errors of its invocations (crashes, timeouts,
+ * streams that broke) and its own 500 answers (`Faults`, which Lambda counts as successes); of the
+ * list, less the lists its clients stopped reading or left; of the authorizer, less its refusals,
+ * which it answers by throwing.
+ */
+function addFailuresGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, { name, id, fn }: Guarded) {
+  const { config } = props;
+  const version = liveVersion(fn);
+  const errors = executedVersionMetric(fn, 'Errors', 'Sum');
+  const own = (metricName: string) => functionMetric(props, id, metricName, 'Sum', version);
+  const failures: { expression: string; usingMetrics: Record<string, cloudwatch.IMetric> } =
+    id === 'authorizer'
+      ? { expression: 'FILL(errors, 0) - FILL(refused, 0)', usingMetrics: { errors, refused: own(metricNames.refusals) } }
+      : operations[id].alarms.errorsLessClientEnds
+        ? {
+            expression: `${lessClientEnds} + FILL(faults, 0)`,
+            usingMetrics: {
+              errors,
+              cut: own(metricNames.stalledListsCut),
+              left: own(metricNames.listsLeftEarly),
+              faults: own(metricNames.faults),
+            },
+          }
+        : { expression: 'FILL(errors, 0) + FILL(faults, 0)', usingMetrics: { errors, faults: own(metricNames.faults) } };
+  alarm(
+    target,
+    `${name}Errors`,
+    `The ${name} function's new version failed ${config.alarms.functionErrors}+ times in 5 minutes (a crash, a timeout, a broken stream or a 500).`,
+    {
+      metric: new cloudwatch.MathExpression({ label: `${name} failures of its live version`, period, ...failures }),
+      threshold: config.alarms.functionErrors,
+      evaluationPeriods: 1,
+    },
+    { guards: [id] },
+  );
+}
+
+/**
+ * RefusedShare's expression: the share (%) of answers the new version refused, less the share the
+ * versions before it refused in the same 5 minutes (all versions' answers less the new one's),
+ * when each gave `minAnswers` or more; else 0. Between deploys only one version answers: 0.
+ */
+export const refusedShareExpression = (minAnswers: number) => {
+  const older = (of: string) => `(FILL(${of}All, 0) - FILL(${of}New, 0))`;
+  return (
+    `IF(FILL(answersNew, 0) >= ${minAnswers} AND ${older('answers')} >= ${minAnswers}, ` +
+    `100 * FILL(refusedNew, 0) / FILL(answersNew, 0) - 100 * ${older('refused')} / ${older('answers')}, 0)`
+  );
+};
+
+/**
+ * `<Name>RefusedShare`: the new version refuses (4xx but 429; the authorizer's 401) a far larger
+ * share of what it answers than the versions before it, at the same time. CodeDeploy sends each
+ * request to one version or the other by weight alone, so whatever clients send (wrong keys, a
+ * flood of them, unknown orders) reaches both alike: only a version that refuses what the other
+ * accepts moves it (a cancel answering 409 for pending orders, a page refusing its cursors, an
+ * authorizer denying every key).
+ */
+function addRefusedShareGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, { name, id, fn }: Guarded) {
+  const { points, minAnswers } = props.config.alarms.refusedShare;
+  const version = liveVersion(fn);
+  const refusals = (statistic: string, of?: string) => functionMetric(props, id, metricNames.refusals, statistic, of);
+  alarm(
+    target,
+    `${name}RefusedShare`,
+    `The ${name} function's new version refused ${points} points more of its answers (4xx but 429) than the version before it, in 5 minutes with ${minAnswers}+ answers of each.`,
+    {
+      metric: new cloudwatch.MathExpression({
+        label: `${name}: refused share of the new version less the old (points)`,
+        expression: refusedShareExpression(minAnswers),
+        usingMetrics: {
+          refusedNew: refusals('Sum', version),
+          answersNew: refusals('SampleCount', version),
+          refusedAll: refusals('Sum'),
+          answersAll: refusals('SampleCount'),
+        },
+        period,
+      }),
+      threshold: points,
+      evaluationPeriods: 1,
+    },
+    { guards: [id] },
+  );
+}
+
+/**
+ * A route's latency guard: the p99 of its new version's answers (`AnswerLatency`: a buffered
+ * answer whole, a streamed list to its first byte; cold starts' initialisation not included) at or
+ * above the stage's threshold in three of five 1-minute periods, so that a few slow first
+ * invocations do not set it off, and it reaches ALARM within the bake (test/infra/guard-alarms.test.ts).
+ */
+function addLatencyGuards(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
+  for (const { route, fn, latency } of latencyWatched(props)) {
+    const thresholdMs = props.config.alarms[latency.threshold];
+    alarm(
+      target,
+      latency.alarm,
+      `p99 of the ${route.operation} function's new version's answer time (AnswerLatency) at or above ${thresholdMs} ms in three of five 1-minute periods.`,
+      {
+        metric: functionMetric(props, route.operation as FunctionName, metricNames.answerLatency, 'p99', liveVersion(fn)).with({
+          period: Duration.minutes(1),
+        }),
+        threshold: thresholdMs,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 3,
+      },
+      { guards: [route.operation as FunctionName] },
+    );
+  }
+}

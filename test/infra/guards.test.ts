@@ -1,0 +1,146 @@
+/**
+ * The guards of each function's deploys judge its new version alone: every metric a deployment
+ * group's alarm reads is of that function's live version (Lambda's ExecutedVersion metrics, the
+ * function's own per-version records), of that function's versions together (the old version is
+ * all less the new), or the synthetic client's; nothing a client can move by sending requests:
+ * no API Gateway metric, no access-log count, no refused-key count. And each guard is updated
+ * before the alias whose shift it watches.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { stages } from '../../infra/stage-config.ts';
+import { refusedShareExpression } from '../../infra/cdk/monitoring/guards.ts';
+import { logicalId, repoRoot, stageNames, sharedApp } from '../lib/cdk.ts';
+import { resolve } from '../lib/template.ts';
+
+const { stack, template } = sharedApp();
+
+type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: string[] };
+type Read = { namespace: string; name: string; dimensions: Record<string, string> };
+
+/** The metrics an alarm reads, its dimensions as the template names them (`${Ref}` placeholders). */
+const metricsOf = (alarm: Record<string, unknown>): Read[] => {
+  const dims = (list: unknown) =>
+    Object.fromEntries(((list ?? []) as { Name: string; Value: unknown }[]).map(({ Name, Value }) => [Name, String(resolve(Value))]));
+  if (alarm.MetricName !== undefined)
+    return [{ namespace: String(alarm.Namespace), name: String(alarm.MetricName), dimensions: dims(alarm.Dimensions) }];
+  return ((alarm.Metrics ?? []) as { MetricStat?: { Metric: Record<string, unknown> } }[]).flatMap(({ MetricStat }) =>
+    MetricStat === undefined
+      ? []
+      : [
+          {
+            namespace: String(MetricStat.Metric.Namespace),
+            name: String(MetricStat.Metric.MetricName),
+            dimensions: dims(MetricStat.Metric.Dimensions),
+          },
+        ],
+  );
+};
+
+describe.each(stageNames)('the guards of %s', (stage) => {
+  const s = stack(stage);
+  const resources = template(stage).toJSON().Resources as Record<string, Resource>;
+  const functions = [
+    { id: 'authorizer', fn: s.authorizerFunction },
+    ...s.routeFunctions.map(({ route, fn }) => ({ id: route.operation as string, fn })),
+  ];
+
+  it.each(functions.map(({ id }) => id))(
+    "of %s read only its live version's signals, its versions together, and the synthetic client",
+    (id) => {
+      const fn = functions.find((candidate) => candidate.id === id)!.fn;
+      const functionName = `\${${logicalId(s, fn.function)}}`;
+      const alias = resources[logicalId(s, fn.alias)]!;
+      const live = `\${${(alias.Properties.FunctionVersion as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]}.Version}`;
+      const group = resources[logicalId(s, fn.deploymentGroup)]!.Properties.AlarmConfiguration as { Alarms: { Name: { Ref: string } }[] };
+      const reads = group.Alarms.flatMap(({ Name }) =>
+        metricsOf(resources[Name.Ref]!.Properties).map((read) => ({ alarm: Name.Ref, ...read })),
+      );
+      expect(reads.length).toBeGreaterThan(0);
+      const judged = (read: Read) => {
+        if (read.namespace === 'AWS/Lambda')
+          return read.dimensions.FunctionName === functionName && read.dimensions.ExecutedVersion === live;
+        if (read.namespace === 'StoreOrders') return read.dimensions.function === id && (read.dimensions.version ?? live) === live;
+        return read.namespace === 'CloudWatchSynthetics' && read.name === 'SuccessPercent';
+      };
+      expect(reads.filter((read) => !judged(read))).toEqual([]);
+      // Updated before the alias moves: CloudFormation updates a resource after those it depends on.
+      expect(alias.DependsOn).toEqual(expect.arrayContaining(group.Alarms.map(({ Name }) => Name.Ref)));
+    },
+  );
+
+  it("judge a refused share against the old version's at the same time, never a count of refusals", () => {
+    const { points, minAnswers } = stages[stage].alarms.refusedShare;
+    const shares = Object.values(resources).filter(
+      (resource) => resource.Type === 'AWS::CloudWatch::Alarm' && String(resource.Properties.AlarmName).endsWith('RefusedShare'),
+    );
+    expect(shares).toHaveLength(functions.length);
+    for (const share of shares) {
+      expect(share.Properties).toMatchObject({
+        Threshold: points,
+        EvaluationPeriods: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
+      const expression = (share.Properties.Metrics as { Expression?: string }[]).find(
+        (metric) => metric.Expression !== undefined,
+      )!.Expression;
+      expect(expression).toBe(refusedShareExpression(minAnswers));
+    }
+  });
+});
+
+/** P(X = k) for X binomial(n, p). */
+const binomial = (n: number, p: number) => {
+  const pmf: number[] = [];
+  let coefficient = 1;
+  for (let k = 0; k <= n; k++) {
+    pmf.push(coefficient * p ** k * (1 - p) ** (n - k));
+    coefficient = (coefficient * (n - k)) / (k + 1);
+  }
+  return pmf;
+};
+
+/**
+ * The chance that the new version's refused share exceeds the old one's by `points` in one 5-minute
+ * period, when the new version refuses each answer with chance `refusedNew`, the old with
+ * `refusedOld`, and CodeDeploy sends `weight` of the invocations to the new one, `answers` of them:
+ * both shares binomial, the old one's from the rest. A good release: both alike, whatever clients
+ * send (wrong keys, unknown orders, a flood of them).
+ */
+export const alarmChance = (refusedNew: number, refusedOld: number, answers: number, weight: number, points: number) => {
+  const older = Math.round((answers * (1 - weight)) / weight);
+  const newer = binomial(answers, refusedNew);
+  const old = binomial(older, refusedOld);
+  let chance = 0;
+  for (let x = 0; x <= answers; x++)
+    for (let y = 0; y <= older; y++) if ((100 * x) / answers - (100 * y) / older >= points) chance += newer[x]! * old[y]!;
+  return chance;
+};
+
+describe('RefusedShare against clients who send what they like', () => {
+  const worstOver = (answers: number, points: number) =>
+    Math.max(...Array.from({ length: 101 }, (_, i) => alarmChance(i / 100, i / 100, answers, 0.1, points)));
+
+  it.each(stageNames)(
+    'goes off for a good release on %s in at most 0.2 percent of 5-minute periods, whatever share of refusable requests clients send',
+    (stage) => {
+      const { points, minAnswers } = stages[stage].alarms.refusedShare;
+      const worst = worstOver(minAnswers, points);
+      expect(worst).toBeLessThan(0.002);
+      // More answers only make it rarer.
+      expect(worstOver(2 * minAnswers, points)).toBeLessThan(worst);
+      // The figure docs/deploying.md states ("What the guards see").
+      const page = readFileSync(join(repoRoot, 'docs/deploying.md'), 'utf8');
+      expect(page).toContain(`at most ${(100 * worst).toFixed(2)} % of 5-minute periods`);
+    },
+  );
+
+  it('goes off, nearly surely, for a release refusing what the old version accepts', () => {
+    const { points, minAnswers } = stages.production.alarms.refusedShare;
+    // A cancel answering 409 for pending orders (nearly all its answers) against one refusing a tenth.
+    expect(alarmChance(0.95, 0.1, minAnswers, 0.1, points)).toBeGreaterThan(0.99);
+    // An authorizer denying every key against one refusing the wrong keys of a busy day (a third).
+    expect(alarmChance(1, 0.33, minAnswers, 0.1, points)).toBeGreaterThan(0.99);
+  });
+});
