@@ -24,11 +24,8 @@ import type { CfnTemplate, DeployedResource } from '../../infra/ops/stage-templa
 import { cdkJsonContext } from '../lib/cdk.ts';
 import { dynamoDbEndpoint } from '../lib/local-api.ts';
 
-const dynamoDb = new DynamoDBClient({
-  endpoint: dynamoDbEndpoint(),
-  region: 'us-east-1',
-  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-});
+// Signed with the run's credentials (test/worker-environment.ts), the only ones its DynamoDB Local answers.
+const dynamoDb = new DynamoDBClient({ endpoint: dynamoDbEndpoint(), region: 'us-east-1' });
 afterAll(() => dynamoDb.destroy());
 
 /** Production's config with table names of this test's own, so tests share DynamoDB Local without meeting. */
