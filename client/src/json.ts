@@ -92,6 +92,8 @@ class ValueReader {
     const { text } = this;
     const close = closingQuote(text, at + 1);
     if (close < 0) this.fail('Unterminated string', at);
+    // JSON.parse refuses a raw control character in a string; so does this parser.
+    for (let i = at + 1; i < close; i++) if (text.charCodeAt(i) < 0x20) this.fail('Control character in a string', i);
     if (text.indexOf('\\', at + 1) < 0 || text.indexOf('\\', at + 1) > close) return { value: text.slice(at + 1, close), end: close + 1 };
     // Escapes: let JSON.parse decode the string (exactly as JSON says).
     try {
