@@ -54,8 +54,8 @@ export default tseslint.config(
       'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true, IIFEs: true }],
     },
   },
-  // functions/*.ts reach shared/ as ../shared/…; shared/ is one flat folder, so ../ leaves it.
-  { files: ['functions/**/*.ts'], rules: { 'no-restricted-imports': shippedImports('^\\.(?!\\./shared/)') } },
+  // functions/<function>/ reach shared/ as ../../shared/…; shared/ is one flat folder, so ../ leaves it.
+  { files: ['functions/**/*.ts'], rules: { 'no-restricted-imports': shippedImports('^\\.\\./(?!(\\.\\./)?shared/)') } },
   { files: ['shared/**/*.ts'], rules: { 'no-restricted-imports': shippedImports('^\\.\\./(?!client/src/index\\.ts$)') } },
   prettier,
 );

@@ -42,7 +42,7 @@ export const routes = [
     operation: 'cancelOrder',
     method: 'DELETE',
     path: '/store/orders/{orderId}',
-    handlerFile: 'functions/cancel-order.ts',
+    handlerFile: 'functions/cancel-order/handler.ts',
     streaming: false,
     summary: 'Cancel a pending order',
     stability: 'stable',

@@ -8,7 +8,7 @@
  * (which also ship in the canary) are shared/smoke-check.ts.
  */
 import { parseArgs } from 'node:util';
-import { parseOrderId } from '../../shared/order-id.ts';
+import { parseOrderId } from '../../functions/cancel-order/order-id.ts';
 import { type SmokeOptions, smoke } from '../../shared/smoke-check.ts';
 import { type StageName, stages } from '../stage-config.ts';
 

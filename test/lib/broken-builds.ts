@@ -28,15 +28,15 @@ export const faults = {
   },
   // Answers 204 without cancelling anything.
   cancelOrder: {
-    handlerFile: 'functions/cancel-order.ts',
-    file: 'functions/cancel-order.ts',
+    handlerFile: 'functions/cancel-order/handler.ts',
+    file: 'functions/cancel-order/handler.ts',
     replace: 'const result = await cancelOrder(orders, orderId, { deadline: callDeadline(context) });',
     with: "const result = { outcome: 'already_cancelled' as const } as Awaited<ReturnType<typeof cancelOrder>>; void callDeadline;",
   },
   // Answers 409 order_not_cancellable for a pending order (and cancels nothing): only 4xx, no error metric.
   cancelPendingConflict: {
-    handlerFile: 'functions/cancel-order.ts',
-    file: 'functions/cancel-order.ts',
+    handlerFile: 'functions/cancel-order/handler.ts',
+    file: 'functions/cancel-order/handler.ts',
     replace: 'const result = await cancelOrder(orders, orderId, { deadline: callDeadline(context) });',
     with: "const result = { outcome: 'not_cancellable' as const, status: 'pending' } as Awaited<ReturnType<typeof cancelOrder>>; void callDeadline;",
   },

@@ -15,7 +15,7 @@ const dynamoDbCall = dynamoDbBounds.callBudgetMs;
 /** The longest chain of calls of each function, in milliseconds, each at its full deadline. */
 const chains: Record<FunctionName, { readonly calls: readonly number[]; readonly why: string }> = {
   authorizer: { calls: [dynamoDbCall], why: "the key's GetItem (functions/authorizer.ts)" },
-  cancelOrder: { calls: [dynamoDbCall], why: 'the conditional UpdateItem (functions/cancel-order.ts)' },
+  cancelOrder: { calls: [dynamoDbCall], why: 'the conditional UpdateItem (functions/cancel-order/handler.ts)' },
   listOrdersPaged: {
     calls: [secretReadBudgetMs, secretReadBudgetMs, dynamoDbCall],
     why: "the cursor keys' secret, read again for a cursor no key opens, then the page's Scan or Query; the next cursor is sealed with the keys just read (functions/list-orders-paged.ts)",

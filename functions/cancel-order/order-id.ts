@@ -1,5 +1,5 @@
-import { apiError } from './errors.ts';
-import { inInt64Range } from './schemas.ts';
+import { apiError } from '../../shared/errors.ts';
+import { inInt64Range } from '../../shared/schemas.ts';
 
 /**
  * Reads the `orderId` path parameter as an int64 without ever making it a JS number (which

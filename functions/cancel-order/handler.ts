@@ -1,13 +1,13 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { functionEnv, readConfig } from '../shared/config.ts';
-import { callDeadline, createDocumentClient } from '../shared/dynamo.ts';
-import { apiError, notCancellableMessage } from '../shared/errors.ts';
-import { httpMiddleware } from '../shared/http.ts';
-import { logger, metricNames, metrics } from '../shared/observability.ts';
-import { parseOrderId } from '../shared/order-id.ts';
-import { cancelOrder } from '../shared/orders-repository.ts';
-import { routeOf } from '../shared/routes.ts';
+import { functionEnv, readConfig } from '../../shared/config.ts';
+import { callDeadline, createDocumentClient } from '../../shared/dynamo.ts';
+import { apiError, notCancellableMessage } from '../../shared/errors.ts';
+import { httpMiddleware } from '../../shared/http.ts';
+import { logger, metricNames, metrics } from '../../shared/observability.ts';
+import { parseOrderId } from './order-id.ts';
+import { cancelOrder } from '../../shared/orders-repository.ts';
+import { routeOf } from '../../shared/routes.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(functionEnv({ ORDERS_TABLE: true, DYNAMODB_ENDPOINT: true }));
