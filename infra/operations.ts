@@ -11,7 +11,7 @@ import type { MethodLimitClass } from './tiers.ts';
 import { type OperationContract, orderWireSchema, wireInt64 } from './openapi/openapi.ts';
 import { cursorMaxAgeSeconds, cursorMaxLength } from '../shared/cursor.ts';
 import { cursorSecretName } from '../shared/cursor-keys.ts';
-import { maxListMs, minBytesPerSecond } from '../shared/list-cuts.ts';
+import { maxListMs, minBytesPerSecond } from '../functions/list-orders/list-cuts.ts';
 import { listStatuses, pageSizeBounds, partsBounds } from '../shared/list-query.ts';
 import { type Operation, routeOf } from '../shared/routes.ts';
 
@@ -128,7 +128,7 @@ const millions = (count: number) => `${(count / 1_000_000).toFixed(1)} million`;
 /**
  * The v1 list's published description, its numbers from where the service takes them: the size
  * limits above, the stage's tiers and stall window (infra/stage-config.ts), the cuts of a running
- * list (shared/list-cuts.ts). One document serves every stage: it states `stage`'s (production's) limits.
+ * list (functions/list-orders/list-cuts.ts). One document serves every stage: it states `stage`'s (production's) limits.
  */
 export const listOrdersDescription = (stage: StageConfig): string =>
   'Every order in the store, cancelled ones included, as one JSON array. No order of the items is promised. ' +

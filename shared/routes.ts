@@ -33,7 +33,7 @@ export const routes = [
     operation: 'listOrders',
     method: 'GET',
     path: '/store/orders',
-    handlerFile: 'functions/list-orders.ts',
+    handlerFile: 'functions/list-orders/handler.ts',
     streaming: true,
     summary: 'List every order',
     stability: 'stable',

@@ -3,7 +3,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { cursorSecretName } from '../../shared/cursor-keys.ts';
-import { listLeaseAttributes } from '../../shared/list-leases.ts';
+import { listLeaseAttributes } from '../../functions/list-orders/list-leases.ts';
 import type { StageConfig } from '../stage-config.ts';
 import { addStatusIndex } from './status-index.ts';
 
@@ -57,7 +57,7 @@ export const addTables = (
 };
 
 /**
- * One item per running list (shared/list-leases.ts): nothing to keep, so no fixed name and no
+ * One item per running list (functions/list-orders/list-leases.ts): nothing to keep, so no fixed name and no
  * retention; expired leases are removed by DynamoDB's TTL. Point-in-time recovery as on every
  * table (Control Tower CT.DYNAMODB.PR.1): for a table of a few small items it costs nothing.
  */

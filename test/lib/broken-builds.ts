@@ -21,8 +21,8 @@ export const faults = {
   },
   // Answers 200 with [] whatever the table holds.
   listOrders: {
-    handlerFile: 'functions/list-orders.ts',
-    file: 'functions/list-orders.ts',
+    handlerFile: 'functions/list-orders/handler.ts',
+    file: 'functions/list-orders/handler.ts',
     replace: 'if (page.value.length === 0) continue;',
     with: 'continue;',
   },

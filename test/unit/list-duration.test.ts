@@ -77,7 +77,7 @@ describe('a list still read at an honest rate (production settings, fake timers)
     installLambdaStreamingGlobals();
     // The settings above already loaded the logger and metrics (silent in tests): the handler's modules load afresh, with the stage's environment.
     vi.resetModules();
-    handler = (await import('../../functions/list-orders.ts')).handler as never;
+    handler = (await import('../../functions/list-orders/handler.ts')).handler as never;
     dynamo.on(DescribeTableCommand).resolves({ Table: { ItemCount: 1_000 } });
     dynamo.on(PutCommand).resolves({});
     dynamo.on(DeleteCommand).resolves({});

@@ -5,7 +5,7 @@ import { listOrdersDescription, operations } from '../../infra/operations.ts';
 import { buildOpenApiDocument } from '../../infra/openapi/document.ts';
 import { type StageConfig, stages } from '../../infra/stage-config.ts';
 import { tableOperations } from '../../infra/cdk/table-operations.ts';
-import { maxListMs, minBytesPerSecond } from '../../shared/list-cuts.ts';
+import { maxListMs, minBytesPerSecond } from '../../functions/list-orders/list-cuts.ts';
 
 // Every number once: what the published contract and the monitoring state is read from where the
 // service takes it, never written a second time (docs/decisions.md, "Every number once").

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { functionSettings, type FunctionName } from '../../infra/function-settings.ts';
 import { secretReadBudgetMs } from '../../shared/cursor-keys.ts';
 import { dynamoDbBounds } from '../../shared/dynamo.ts';
-import { maxListMs } from '../../shared/list-cuts.ts';
+import { maxListMs } from '../../functions/list-orders/list-cuts.ts';
 
 const dynamoDbCall = dynamoDbBounds.callBudgetMs;
 
@@ -22,7 +22,7 @@ const chains: Record<FunctionName, { readonly calls: readonly number[]; readonly
   },
   listOrders: {
     calls: [dynamoDbCall, dynamoDbCall, dynamoDbCall, maxListMs, dynamoDbCall],
-    why: "its lease (PutItem), the item count (DescribeTable), the first Scan page, the stream cut at its maximum duration at the latest, then the lease's release (functions/list-orders.ts)",
+    why: "its lease (PutItem), the item count (DescribeTable), the first Scan page, the stream cut at its maximum duration at the latest, then the lease's release (functions/list-orders/handler.ts)",
   },
 };
 

@@ -3,18 +3,18 @@ import { createGzip } from 'node:zlib';
 import middy from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEvent, Context, StreamifyHandler } from 'aws-lambda';
-import { functionEnv, readConfig } from '../shared/config.ts';
-import { callDeadline, type Deadline, createDocumentClient } from '../shared/dynamo.ts';
-import { apiError, listTooLargeMessage } from '../shared/errors.ts';
-import { acceptsGzip, bodyFailure, header, httpMiddleware, resolvedWhenClientLeaves } from '../shared/http.ts';
-import { flushMetrics, logger, metricNames, metrics, recordForVersion, reportInvalidStoredOrder } from '../shared/observability.ts';
-import { orderToJson } from '../shared/order-json.ts';
-import { maxListMs, minBytesPerSecond, releaseMarginMs } from '../shared/list-cuts.ts';
-import { acquireListLease, type ListLease, releaseListLease } from '../shared/list-leases.ts';
-import { approximateItemCount, scanOrderPages } from '../shared/orders-repository.ts';
-import { routeOf } from '../shared/routes.ts';
-import { canaryTier, probeListBytes } from '../shared/probes.ts';
-import type { Order } from '../shared/schemas.ts';
+import { functionEnv, readConfig } from '../../shared/config.ts';
+import { callDeadline, type Deadline, createDocumentClient } from '../../shared/dynamo.ts';
+import { apiError, listTooLargeMessage } from '../../shared/errors.ts';
+import { acceptsGzip, bodyFailure, header, httpMiddleware, resolvedWhenClientLeaves } from '../../shared/http.ts';
+import { flushMetrics, logger, metricNames, metrics, recordForVersion, reportInvalidStoredOrder } from '../../shared/observability.ts';
+import { orderToJson } from '../../shared/order-json.ts';
+import { maxListMs, minBytesPerSecond, releaseMarginMs } from './list-cuts.ts';
+import { acquireListLease, type ListLease, releaseListLease } from './list-leases.ts';
+import { approximateItemCount, scanOrderPages } from '../../shared/orders-repository.ts';
+import { routeOf } from '../../shared/routes.ts';
+import { canaryTier, probeListBytes } from '../../shared/probes.ts';
+import type { Order } from '../../shared/schemas.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(

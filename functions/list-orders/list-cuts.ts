@@ -1,5 +1,5 @@
 /**
- * The bounds that cut a running v1 list (functions/list-orders.ts), beside the stall window
+ * The bounds that cut a running v1 list (functions/list-orders/handler.ts), beside the stall window
  * (LIST_STALL_SECONDS, the stage's `listStallSeconds`). Here, not in the handler, so that the API
  * description (infra/operations.ts) states the same numbers the function enforces.
  */

@@ -9,7 +9,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { callDeadline, type Deadline, type TableRef, toServiceError } from './dynamo.ts';
+import { callDeadline, type Deadline, type TableRef, toServiceError } from '../../shared/dynamo.ts';
 
 export type ListLease = { readonly lease: string; readonly holder: string };
 
