@@ -9,10 +9,10 @@ import { z } from 'zod';
 import { type FunctionStage, type StageConfig, stages } from './stage-config.ts';
 import type { MethodLimitClass } from './tiers.ts';
 import { type OperationContract, orderWireSchema, wireInt64 } from './openapi/openapi.ts';
-import { cursorMaxAgeSeconds, cursorMaxLength } from '../shared/cursor.ts';
-import { cursorSecretName } from '../shared/cursor-keys.ts';
+import { cursorMaxAgeSeconds, cursorMaxLength } from '../functions/list-orders-paged/cursor.ts';
+import { cursorSecretName } from '../functions/list-orders-paged/cursor-keys.ts';
 import { maxListMs, minBytesPerSecond } from '../functions/list-orders/list-cuts.ts';
-import { listStatuses, pageSizeBounds, partsBounds } from '../shared/list-query.ts';
+import { listStatuses, pageSizeBounds, partsBounds } from '../functions/list-orders-paged/list-query.ts';
 import { type Operation, routeOf } from '../shared/routes.ts';
 
 /** The deployed (or local) names of the stage's tables. */
@@ -168,7 +168,7 @@ const boundedInteger = (min: number, max: number, description: string, example: 
 const shipDateBound = (description: string, example: string) =>
   z.iso.datetime({ offset: true }).max(64).optional().meta({ description, example });
 
-/** The v2 list's query parameters, with the bounds shared/list-query.ts enforces. */
+/** The v2 list's query parameters, with the bounds functions/list-orders-paged/list-query.ts enforces. */
 const pagedListQuery = {
   pageSize: boundedInteger(
     pageSizeBounds.min,

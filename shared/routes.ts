@@ -52,7 +52,7 @@ export const routes = [
     method: 'GET',
     path: '/store/orders',
     apiVersion: 'v2',
-    handlerFile: 'functions/list-orders-paged.ts',
+    handlerFile: 'functions/list-orders-paged/handler.ts',
     streaming: false,
     summary: 'List orders in pages (filtered, resumable, splittable)',
     stability: 'experimental',

@@ -2,7 +2,7 @@ import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { cursorSecretName } from '../../shared/cursor-keys.ts';
+import { cursorSecretName } from '../../functions/list-orders-paged/cursor-keys.ts';
 import { listLeaseAttributes } from '../../functions/list-orders/list-leases.ts';
 import type { StageConfig } from '../stage-config.ts';
 import { addStatusIndex } from './status-index.ts';
@@ -73,7 +73,7 @@ export const addListLeasesTable = (scope: Construct): dynamodb.Table => {
 };
 
 /**
- * The v2 list's cursor keys (shared/cursor-keys.ts): `{"current": <random>}`, made by Secrets
+ * The v2 list's cursor keys (functions/list-orders-paged/cursor-keys.ts): `{"current": <random>}`, made by Secrets
  * Manager at the first deploy. Rotated by hand (docs/runbook.md#rotating-the-cursor-key): the old
  * key moves to `previous` for a day, so cursors in flight still open.
  */

@@ -15,7 +15,7 @@ import { ensureStatusIndex } from '../../infra/local/tables.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import { canaryTier, isProbeOrderId, probeListBytes, probeOrdersCountedAtMost } from '../../shared/probes.ts';
-import { cursorSecretName } from '../../shared/cursor-keys.ts';
+import { cursorSecretName } from '../../functions/list-orders-paged/cursor-keys.ts';
 import { acquireListLease, releaseListLease } from '../../functions/list-orders/list-leases.ts';
 import { stages } from '../../infra/stage-config.ts';
 import type { StoreFunction } from '../../infra/cdk/store-function.ts';

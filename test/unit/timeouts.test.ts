@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { functionSettings, type FunctionName } from '../../infra/function-settings.ts';
-import { secretReadBudgetMs } from '../../shared/cursor-keys.ts';
+import { secretReadBudgetMs } from '../../functions/list-orders-paged/cursor-keys.ts';
 import { dynamoDbBounds } from '../../shared/dynamo.ts';
 import { maxListMs } from '../../functions/list-orders/list-cuts.ts';
 
@@ -18,7 +18,7 @@ const chains: Record<FunctionName, { readonly calls: readonly number[]; readonly
   cancelOrder: { calls: [dynamoDbCall], why: 'the conditional UpdateItem (functions/cancel-order/handler.ts)' },
   listOrdersPaged: {
     calls: [secretReadBudgetMs, secretReadBudgetMs, dynamoDbCall],
-    why: "the cursor keys' secret, read again for a cursor no key opens, then the page's Scan or Query; the next cursor is sealed with the keys just read (functions/list-orders-paged.ts)",
+    why: "the cursor keys' secret, read again for a cursor no key opens, then the page's Scan or Query; the next cursor is sealed with the keys just read (functions/list-orders-paged/handler.ts)",
   },
   listOrders: {
     calls: [dynamoDbCall, dynamoDbCall, dynamoDbCall, maxListMs, dynamoDbCall],

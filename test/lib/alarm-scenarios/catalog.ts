@@ -10,7 +10,7 @@ import { matchRoute, proxyEvent } from '../../../infra/local/proxy-event.ts';
 import type { StoreFunction } from '../../../infra/cdk/store-function.ts';
 import type { StoreOrdersStack } from '../../../infra/cdk/store-orders-stack.ts';
 import { createApiKey, revokeApiKey } from '../../../infra/ops/key-store.ts';
-import { cursorSecretName } from '../../../shared/cursor-keys.ts';
+import { cursorSecretName } from '../../../functions/list-orders-paged/cursor-keys.ts';
 import { basePath, routes } from '../../../shared/routes.ts';
 import { canaryTier } from '../../../shared/probes.ts';
 import { statusIndex } from '../../../shared/status-index.ts';

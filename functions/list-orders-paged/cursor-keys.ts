@@ -1,6 +1,6 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { type CursorSecrets, parseCursorSecrets } from './cursor.ts';
-import { toServiceError } from './dynamo.ts';
+import { toServiceError } from '../../shared/dynamo.ts';
 
 /** The secret's name on a stage: the stack creates it and grants the v2 list function read access to exactly this. */
 export const cursorSecretName = (stage: string): string => `store-orders/${stage}/cursor-keys`;

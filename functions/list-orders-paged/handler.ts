@@ -1,17 +1,17 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { functionEnv, readConfig } from '../shared/config.ts';
-import { CursorError, openCursor, sealCursor, type StartKey } from '../shared/cursor.ts';
-import { cursorKeyRing } from '../shared/cursor-keys.ts';
-import { callDeadline, createDocumentClient } from '../shared/dynamo.ts';
-import { apiError } from '../shared/errors.ts';
-import { httpMiddleware } from '../shared/http.ts';
-import { type ListQuery, matches, pageSource, parseListQuery, queryBinding } from '../shared/list-query.ts';
-import { logger, metricNames, metrics, reportInvalidStoredOrder } from '../shared/observability.ts';
-import { orderToJson } from '../shared/order-json.ts';
-import { readOrderPage } from '../shared/orders-repository.ts';
-import { routeOf } from '../shared/routes.ts';
-import { indexRetryAfterSeconds, isIndexNotReady } from '../shared/status-index.ts';
+import { functionEnv, readConfig } from '../../shared/config.ts';
+import { CursorError, openCursor, sealCursor, type StartKey } from './cursor.ts';
+import { cursorKeyRing } from './cursor-keys.ts';
+import { callDeadline, createDocumentClient } from '../../shared/dynamo.ts';
+import { apiError } from '../../shared/errors.ts';
+import { httpMiddleware } from '../../shared/http.ts';
+import { type ListQuery, matches, pageSource, parseListQuery, queryBinding } from './list-query.ts';
+import { logger, metricNames, metrics, reportInvalidStoredOrder } from '../../shared/observability.ts';
+import { orderToJson } from '../../shared/order-json.ts';
+import { readOrderPage } from '../../shared/orders-repository.ts';
+import { routeOf } from '../../shared/routes.ts';
+import { indexRetryAfterSeconds, isIndexNotReady } from './index-not-ready.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(

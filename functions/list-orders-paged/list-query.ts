@@ -3,10 +3,10 @@
  * into where a page is read from and which of its orders match. Every malformed value is a 400
  * `invalid_query_parameter` whose message names the parameter.
  */
-import { apiError } from './errors.ts';
+import { apiError } from '../../shared/errors.ts';
 import { bindingHash, cursorMaxLength } from './cursor.ts';
-import type { PageSource } from './orders-repository.ts';
-import { type Order, orderStatus } from './schemas.ts';
+import type { PageSource } from '../../shared/orders-repository.ts';
+import { type Order, orderStatus } from '../../shared/schemas.ts';
 
 export const pageSizeBounds = { min: 1, max: 1000, default: 100 } as const;
 export const partsBounds = { min: 1, max: 16 } as const;
