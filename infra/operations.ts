@@ -354,7 +354,7 @@ export const authorizer: Pick<OperationFacts, 'function' | 'tableAccess'> = {
   // One GetItem per uncached key. The timeout leaves room for DynamoDB's bounded retries, so a
   // slow database ends in a failure the gateway reports (500), never in a hung request.
   function: {
-    handlerFile: 'functions/authorizer.ts',
+    handlerFile: 'functions/authorizer/handler.ts',
     description: 'Store Orders: TOKEN authorizer (bearer API keys)',
     memorySize: 512,
     timeoutSeconds: 10,

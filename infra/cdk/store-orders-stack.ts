@@ -8,7 +8,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
+import { authorizationHeaderPattern } from '../../functions/authorizer/api-keys.ts';
 import { cursorSecretName } from '../../functions/list-orders-paged/cursor-keys.ts';
 import { statusIndex } from '../../shared/status-index.ts';
 import { basePath, resourcePath, routes } from '../../shared/routes.ts';

@@ -12,7 +12,7 @@ import { once } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
+import { authorizationHeaderPattern } from '../../functions/authorizer/api-keys.ts';
 import { type ErrorCode, errorHeaders, type GatewayResponseType } from '../../shared/errors.ts';
 import { basePath, type Route } from '../../shared/routes.ts';
 import { type AuthorizerCache, createAuthorizerCache, policyAllows } from './authorizer-cache.ts';

@@ -6,7 +6,7 @@
 import './service-name.ts'; // first: the shared modules' logger is made when they are imported
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
-import { bearerTokenPattern, findActiveKey } from '../../shared/api-keys.ts';
+import { bearerTokenPattern, findActiveKey } from '../../functions/authorizer/api-keys.ts';
 import { createApiKey, generateUsageKey, moveApiKey } from '../ops/key-store.ts';
 import { functionEnvSchema, integerSetting, tableName } from '../../shared/config.ts';
 import { createDocumentClient, type DocumentClient, type TableRef } from '../../shared/dynamo.ts';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../infra/ops/keys.ts';
 import type { LocalLimits } from '../../infra/local/rate-limits.ts';
 import { localStage, type Tier } from '../../infra/stage-config.ts';
-import { hashApiKey, keyIdOf, secondsUntilQuotaReset } from '../../shared/api-keys.ts';
+import { hashApiKey, keyIdOf, secondsUntilQuotaReset } from '../../functions/authorizer/api-keys.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { errorRecord } from '../../shared/errors.ts';
 import { dynamoDbEndpoint, order, request, startTestApi } from '../lib/local-api.ts';

@@ -5,7 +5,7 @@ import { serviceName } from '../../infra/names.ts';
 import { listSlotProblems, localStage, stages, tierNames, tierProblems, unlimitedTier } from '../../infra/stage-config.ts';
 import { accessLogFormat } from '../../infra/cdk/api-gateway.ts';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
-import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
+import { authorizationHeaderPattern } from '../../functions/authorizer/api-keys.ts';
 import {
   type ErrorCode,
   errorCodes,

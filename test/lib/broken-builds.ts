@@ -14,8 +14,8 @@ type Fault = { readonly handlerFile: string; readonly file: string; readonly rep
 export const faults = {
   // Refuses every key with exactly "Unauthorized": 401 for every client, no 5xx, no error metric.
   authorizer: {
-    handlerFile: 'functions/authorizer.ts',
-    file: 'functions/authorizer.ts',
+    handlerFile: 'functions/authorizer/handler.ts',
+    file: 'functions/authorizer/handler.ts',
     replace: 'if (key === undefined) {',
     with: 'if (true) {',
   },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { authorizationHeaderPattern, bearerToken, hashApiKey, wholeApiArn } from '../../shared/api-keys.ts';
+import { authorizationHeaderPattern, bearerToken, hashApiKey, wholeApiArn } from '../../functions/authorizer/api-keys.ts';
 import { acceptsGzip, header } from '../../shared/http.ts';
 import { deprecationHeaders, routeOf } from '../../shared/routes.ts';
 

@@ -14,7 +14,7 @@ const dynamoDbCall = dynamoDbBounds.callBudgetMs;
 
 /** The longest chain of calls of each function, in milliseconds, each at its full deadline. */
 const chains: Record<FunctionName, { readonly calls: readonly number[]; readonly why: string }> = {
-  authorizer: { calls: [dynamoDbCall], why: "the key's GetItem (functions/authorizer.ts)" },
+  authorizer: { calls: [dynamoDbCall], why: "the key's GetItem (functions/authorizer/handler.ts)" },
   cancelOrder: { calls: [dynamoDbCall], why: 'the conditional UpdateItem (functions/cancel-order/handler.ts)' },
   listOrdersPaged: {
     calls: [secretReadBudgetMs, secretReadBudgetMs, dynamoDbCall],

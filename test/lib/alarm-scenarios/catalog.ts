@@ -172,6 +172,6 @@ const withoutStatusIndex = async (tables: Awaited<ReturnType<typeof createTestTa
 
 /** The function whose handler file a fault breaks. */
 const functionNameOf = (handlerFile: string, s: StoreOrdersStack) =>
-  handlerFile === 'functions/authorizer.ts'
+  handlerFile === 'functions/authorizer/handler.ts'
     ? 'authorizer'
     : s.routeFunctions.find(({ route }) => route.handlerFile === handlerFile)!.route.operation;

@@ -4,8 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import * as z from './zod.ts';
-import { callDeadline, type Deadline, type TableRef, toServiceError } from './dynamo.ts';
+import * as z from '../../shared/zod.ts';
+import { callDeadline, type Deadline, type TableRef, toServiceError } from '../../shared/dynamo.ts';
 
 /** RFC 6750 b64token: the characters a bearer token may hold. */
 export const bearerTokenPattern = /^[A-Za-z0-9\-._~+/]+=*$/;

@@ -1,13 +1,13 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
-import { bearerToken, findActiveKey, methodAndPathOf, secondsUntilQuotaReset, wholeApiArn } from '../shared/api-keys.ts';
-import { functionEnv, readConfig } from '../shared/config.ts';
-import { callDeadline, createDocumentClient } from '../shared/dynamo.ts';
-import { quotaResetContextKey } from '../shared/errors.ts';
-import { dynamoDbFields, publishDynamoDbMetrics, startDynamoDbRecord } from '../shared/dynamo-calls.ts';
-import { logger, metricNames, metrics, metricsMiddleware, recordAnswer } from '../shared/observability.ts';
-import { operationAt } from '../shared/routes.ts';
+import { bearerToken, findActiveKey, methodAndPathOf, secondsUntilQuotaReset, wholeApiArn } from './api-keys.ts';
+import { functionEnv, readConfig } from '../../shared/config.ts';
+import { callDeadline, createDocumentClient } from '../../shared/dynamo.ts';
+import { quotaResetContextKey } from '../../shared/errors.ts';
+import { dynamoDbFields, publishDynamoDbMetrics, startDynamoDbRecord } from '../../shared/dynamo-calls.ts';
+import { logger, metricNames, metrics, metricsMiddleware, recordAnswer } from '../../shared/observability.ts';
+import { operationAt } from '../../shared/routes.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(functionEnv({ API_KEYS_TABLE: true, DYNAMODB_ENDPOINT: true }));
