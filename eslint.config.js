@@ -55,7 +55,7 @@ export default tseslint.config(
     },
   },
   // functions/<function>/ reach shared/ as ../../shared/…; shared/ is one flat folder, so ../ leaves it.
-  { files: ['functions/**/*.ts'], rules: { 'no-restricted-imports': shippedImports('^\\.\\./(?!(\\.\\./)?shared/)') } },
+  { files: ['functions/**/*.ts'], rules: { 'no-restricted-imports': shippedImports('^\\.\\./(?!(\\.\\./)?shared/|\\.\\./client/src/index\\.ts$)') } },
   { files: ['shared/**/*.ts'], rules: { 'no-restricted-imports': shippedImports('^\\.\\./(?!client/src/index\\.ts$)') } },
   prettier,
 );

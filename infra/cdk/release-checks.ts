@@ -3,9 +3,9 @@
  * and an outage without a 5xx still pages (docs/decisions.md, "Release checks and the synthetic client"):
  *
  * - PreTrafficHook: CodeDeploy's BeforeAllowTraffic hook on every `live` alias of the stage
- *   (functions/pre-traffic-hook.ts). It invokes the new versions before any traffic moves.
+ *   (functions/pre-traffic-hook/handler.ts). It invokes the new versions before any traffic moves.
  * - SyntheticClient: a CloudWatch Synthetics canary calling the stage's public URL every minute
- *   with the stage's canary key, running the smoke check's code (functions/canary.ts).
+ *   with the stage's canary key, running the smoke check's code (functions/canary/handler.ts).
  *
  * The canary key lives in Secrets Manager (`npm run keys -- canary`); the stack names the secret
  * and grants read access to it, and never holds its value.
@@ -46,7 +46,7 @@ const notInVpc = {
     'Not in a VPC (CT.LAMBDA.PR.3): it calls only AWS APIs (Lambda, DynamoDB, Secrets Manager, CodeDeploy) or the public API, over HTTPS with IAM-signed requests; a VPC would add endpoints or a NAT gateway for no isolation gained.',
 };
 
-/** The hook's variable holding an operation's new version: listOrders → LIST_ORDERS_VERSION_ARN (functions/pre-traffic-hook.ts). */
+/** The hook's variable holding an operation's new version: listOrders → LIST_ORDERS_VERSION_ARN (functions/pre-traffic-hook/handler.ts). */
 export const versionArnVariable = (operation: string): string =>
   `${operation.replace(/[A-Z]/g, (upper) => `_${upper}`).toUpperCase()}_VERSION_ARN`;
 
@@ -90,7 +90,7 @@ export class PreTrafficHook extends Construct {
       // CodeDeploy's managed policy for Lambda deployments may invoke functions named so.
       functionName: preTrafficHookFunctionName(config.stage),
       description: 'Store Orders: checks the new versions before CodeDeploy moves an alias (BeforeAllowTraffic)',
-      entry: resolve(repoRoot, 'functions/pre-traffic-hook.ts'),
+      entry: resolve(repoRoot, 'functions/pre-traffic-hook/handler.ts'),
       handler: 'handler',
       projectRoot: repoRoot,
       depsLockFilePath: resolve(repoRoot, 'package-lock.json'),
@@ -98,7 +98,7 @@ export class PreTrafficHook extends Construct {
       architecture: lambda.Architecture.ARM_64,
       // The list check reads the bounded list a probe is answered (shared/probes.ts), whatever the table holds.
       memorySize: 512,
-      // Its checks stop 30 s before this (functions/pre-traffic-hook.ts, reportMarginMs), so it always reports.
+      // Its checks stop 30 s before this (functions/pre-traffic-hook/handler.ts, reportMarginMs), so it always reports.
       timeout: Duration.minutes(5),
       role: this.role,
       logGroup,
@@ -166,7 +166,7 @@ export class PreTrafficHook extends Construct {
 /** The canary's script, bundled as CommonJS at nodejs/node_modules/canary.js (the Synthetics Node.js layout); returns `outputDir`. */
 export const bundleCanaryScript = (outputDir: string): string => {
   buildSync({
-    entryPoints: [resolve(repoRoot, 'functions/canary.ts')],
+    entryPoints: [resolve(repoRoot, 'functions/canary/handler.ts')],
     outfile: resolve(outputDir, 'nodejs/node_modules/canary.js'),
     bundle: true,
     platform: 'node',

@@ -94,7 +94,7 @@ export const quietHour: Traffic = [
 ];
 
 /**
- * The synthetic client's run, once a minute (functions/canary.ts): two lists (its `canary` tier's,
+ * The synthetic client's run, once a minute (functions/canary/handler.ts): two lists (its `canary` tier's,
  * which end after 256 KB, read whole), a page and the next one, the cancel of an id that cannot
  * exist and of a pending order of its own, a wrong key, an unknown route; its own key's Allow
  * every 5 minutes. It knows every right answer:

@@ -1,11 +1,11 @@
 /**
- * How the pre-traffic hook (functions/pre-traffic-hook.ts) invokes the new versions of a stage's
+ * How the pre-traffic hook (functions/pre-traffic-hook/handler.ts) invokes the new versions of a stage's
  * functions directly: a buffered invocation read as a proxy result, a streamed one read as the
  * list's client would, and either retried while the service is busy, all stopped at the run's
  * deadline.
  */
 import { InvokeCommand, InvokeWithResponseStreamCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { type Answer, fail, ServiceBusy } from './answers.ts';
+import { type Answer, fail, ServiceBusy } from '../../shared/answers.ts';
 
 const lambda = new LambdaClient({});
 

@@ -1,6 +1,6 @@
 /**
  * The script of each stage's CloudWatch Synthetics canary (infra/cdk/release-checks.ts): every
- * minute, the smoke check (shared/smoke-check.ts, the very code `npm run smoke` runs, which reads
+ * minute, the smoke check (functions/canary/smoke-check.ts, the very code `npm run smoke` runs, which reads
  * through the API's client) against the stage's public URL, with the stage's canary key from
  * Secrets Manager, and a pending order of its own (shared/probe-writes.ts) that it cancels through
  * the API and deletes. A run fails, and Synthetics records SuccessPercent 0, only when a check
@@ -10,10 +10,10 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { readCanaryKey } from '../shared/canary-key.ts';
-import { publishProbeBusy } from '../shared/probe-writes.ts';
-import { canaryTimeoutSeconds, probeListReadCapBytes, probeSlots } from '../shared/probes.ts';
-import { smoke } from '../shared/smoke-check.ts';
+import { readCanaryKey } from '../../shared/canary-key.ts';
+import { publishProbeBusy } from '../../shared/probe-writes.ts';
+import { canaryTimeoutSeconds, probeListReadCapBytes, probeSlots } from '../../shared/probes.ts';
+import { smoke } from './smoke-check.ts';
 
 const secrets = new SecretsManagerClient({});
 const dynamodb = new DynamoDBClient({ maxAttempts: 3 });

@@ -1,6 +1,6 @@
 /**
  * The black-box checks of a running stage: what `npm run smoke` (infra/ops/smoke.ts, which reads
- * its command line) runs from a shell and the Synthetics canary (functions/canary.ts) every minute.
+ * its command line) runs from a shell and the Synthetics canary (functions/canary/handler.ts) every minute.
  * The lists and the cancels go through the API's own client (client/src, bundled from source:
  * it has no dependency), as a store's developer would call them, with retries off so each check
  * sees the service's own answer. Read-only, unless `cancel` names an order it may cancel or
@@ -8,11 +8,11 @@
  * or BUSY: the service refused with a documented refusal until the check's time ran out), a
  * summary, and a timeout on every request.
  */
-import { type Order as ClientOrder, StoreOrdersClient, StoreOrdersError } from '../client/src/index.ts';
-import { type Answer, expectError, fail, ServiceBusy } from './answers.ts';
-import { checkProbeCancel, createProbeOrder, deleteProbeOrder, type ProbeOrders } from './probe-writes.ts';
-import { idThatCannotExist } from './probes.ts';
-import { orderSchema } from './schemas.ts';
+import { type Order as ClientOrder, StoreOrdersClient, StoreOrdersError } from '../../client/src/index.ts';
+import { type Answer, expectError, fail, ServiceBusy } from '../../shared/answers.ts';
+import { checkProbeCancel, createProbeOrder, deleteProbeOrder, type ProbeOrders } from '../../shared/probe-writes.ts';
+import { idThatCannotExist } from '../../shared/probes.ts';
+import { orderSchema } from '../../shared/schemas.ts';
 
 /** What to check: the stage's base URL (…/v1), the key, and the limits of each request. */
 export type SmokeOptions = {

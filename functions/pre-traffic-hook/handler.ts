@@ -4,7 +4,7 @@
  * API Gateway would send, and reports `Failed` to CodeDeploy unless each answers as the API
  * promises; a failed hook stops the deployment before any client reaches the new version.
  *
- * What it checks (shared/hook-checks.ts): the authorizer allows the stage's canary key (kept in
+ * What it checks (functions/pre-traffic-hook/checks.ts): the authorizer allows the stage's canary key (kept in
  * Secrets Manager by `npm run keys -- canary`) with the key's usage identifier, and refuses a wrong
  * key with exactly `Unauthorized`; the list answers 200 with a JSON array of valid Orders, bounded
  * as a probe's list is, not empty while the table's item count says it holds orders; the v2 list's
@@ -29,12 +29,12 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
-import { ServiceBusy } from '../shared/answers.ts';
-import { type CanaryKey, readCanaryKey } from '../shared/canary-key.ts';
-import { type HookRun, hookChecks } from '../shared/hook-checks.ts';
-import { untilDeadline } from '../shared/hook-invocations.ts';
-import { createProbeOrder, deleteProbeOrder, type ProbeOrders, publishProbeBusy } from '../shared/probe-writes.ts';
-import { probeSlots } from '../shared/probes.ts';
+import { ServiceBusy } from '../../shared/answers.ts';
+import { type CanaryKey, readCanaryKey } from '../../shared/canary-key.ts';
+import { type HookRun, hookChecks } from './checks.ts';
+import { untilDeadline } from './invocations.ts';
+import { createProbeOrder, deleteProbeOrder, type ProbeOrders, publishProbeBusy } from '../../shared/probe-writes.ts';
+import { probeSlots } from '../../shared/probes.ts';
 
 /** What CodeDeploy sends a lifecycle hook. */
 export type HookEvent = { readonly DeploymentId: string; readonly LifecycleEventHookExecutionId: string };

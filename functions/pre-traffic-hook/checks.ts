@@ -1,17 +1,17 @@
 /**
- * The pre-traffic hook's checks of the new versions (functions/pre-traffic-hook.ts): the events API
+ * The pre-traffic hook's checks of the new versions (functions/pre-traffic-hook/handler.ts): the events API
  * Gateway would send, and one named check per answer the API promises, each judged as the smoke
  * check judges a client's answer (./answers.ts). Each check returns its PASS line's text, or throws
  * its FAIL reason (or ServiceBusy: the service kept refusing until the run's deadline).
  */
 import { randomBytes } from 'node:crypto';
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { answerOf, invoke, invokeStreamed, retriedWhileBusy, untilDeadline } from './hook-invocations.ts';
-import { expectError, fail, listedOrders } from './answers.ts';
-import type { CanaryKey } from './canary-key.ts';
-import { checkProbeCancel, type ProbeOrders } from './probe-writes.ts';
-import { idThatCannotExist, probeListReadCapBytes, probeOrdersCountedAtMost } from './probes.ts';
-import { basePath } from './routes.ts';
+import { answerOf, invoke, invokeStreamed, retriedWhileBusy, untilDeadline } from './invocations.ts';
+import { expectError, fail, listedOrders } from '../../shared/answers.ts';
+import type { CanaryKey } from '../../shared/canary-key.ts';
+import { checkProbeCancel, type ProbeOrders } from '../../shared/probe-writes.ts';
+import { idThatCannotExist, probeListReadCapBytes, probeOrdersCountedAtMost } from '../../shared/probes.ts';
+import { basePath } from '../../shared/routes.ts';
 import { type AskPage, v2PagesAnswer, v2StatusPageAnswers } from './v2-page-checks.ts';
 
 /** The new version of each function, and where the checks send their events (the hook's settings). */

@@ -1,11 +1,11 @@
 /**
- * The pre-traffic hook's checks of the v2 list (functions/pre-traffic-hook.ts): a first page and,
+ * The pre-traffic hook's checks of the v2 list (functions/pre-traffic-hook/handler.ts): a first page and,
  * through its cursor, the next; and a page filtered by status. The hook hands them a way to ask the
  * new version for a page and to describe the orders table; each check returns its PASS line's text
  * or throws its FAIL reason.
  */
-import { type Answer, expectError, fail, pageOf } from './answers.ts';
-import { statusIndexQueryable } from './status-index.ts';
+import { type Answer, expectError, fail, pageOf } from '../../shared/answers.ts';
+import { statusIndexQueryable } from '../../shared/status-index.ts';
 
 /**
  * One v2 page from the new version, with these query parameters. `unavailable: 'answer'` hands a
