@@ -7,11 +7,16 @@ import { callDeadline, createDocumentClient } from '../../shared/dynamo.ts';
 import { quotaResetContextKey } from '../../shared/errors.ts';
 import { dynamoDbFields, publishDynamoDbMetrics, startDynamoDbRecord } from '../../shared/dynamo-calls.ts';
 import { logger, metricNames, metrics, metricsMiddleware, recordAnswer } from '../../shared/observability.ts';
-import { operationAt } from '../../shared/routes.ts';
+import { routeMatches } from '../../shared/routes.ts';
+import { operationRoutes } from './operation-routes.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(functionEnv({ API_KEYS_TABLE: true, DYNAMODB_ENDPOINT: true }));
 const apiKeys = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.API_KEYS_TABLE };
+
+/** The operation a method and full path (`/v1/…`) name, for the log; `unknown` when no route matches. */
+const operationAt = (method: string, path: string) =>
+  operationRoutes.find((route) => routeMatches(route, method, path))?.operation ?? 'unknown';
 
 /** The refusal API Gateway answers with 401; anything else the function throws becomes a 500 AUTHORIZER_FAILURE. */
 const refusal = 'Unauthorized';
@@ -30,7 +35,7 @@ const authorizationEnvelope: MiddlewareObj<APIGatewayTokenAuthorizerEvent> = {
     invokedAt.set(request, Date.now());
     const { method, path } = methodAndPathOf(request.event.methodArn);
     logger.resetKeys();
-    logger.appendKeys({ operation: operationAt(method, path) ?? 'unknown' });
+    logger.appendKeys({ operation: operationAt(method, path) });
     startDynamoDbRecord();
   },
   after: (request) => {

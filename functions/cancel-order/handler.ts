@@ -7,7 +7,7 @@ import { httpMiddleware } from '../../shared/http.ts';
 import { logger, metricNames, metrics } from '../../shared/observability.ts';
 import { parseOrderId } from './order-id.ts';
 import { cancelOrder } from '../../shared/orders-repository.ts';
-import { routeOf } from '../../shared/routes.ts';
+import { route } from './route.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(functionEnv({ ORDERS_TABLE: true, DYNAMODB_ENDPOINT: true }));
@@ -37,6 +37,4 @@ const cancel = async (event: APIGatewayProxyEvent, context: Context): Promise<AP
   }
 };
 
-export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-  .use(httpMiddleware(routeOf('cancelOrder')))
-  .handler(cancel);
+export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>().use(httpMiddleware(route)).handler(cancel);

@@ -10,7 +10,7 @@ import { type ListQuery, matches, pageSource, parseListQuery, queryBinding } fro
 import { logger, metricNames, metrics, reportInvalidStoredOrder } from '../../shared/observability.ts';
 import { orderToJson } from '../../shared/order-json.ts';
 import { readOrderPage } from '../../shared/orders-repository.ts';
-import { routeOf } from '../../shared/routes.ts';
+import { route } from './route.ts';
 import { indexRetryAfterSeconds, isIndexNotReady } from './index-not-ready.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
@@ -23,7 +23,6 @@ const orders = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOI
 const cursorKeys = cursorKeyRing(
   config.CURSOR_SECRET_ID === undefined ? { secrets: config.CURSOR_SECRETS! } : { secretId: config.CURSOR_SECRET_ID },
 );
-const route = routeOf('listOrdersPaged');
 
 /** The parameters a cursor is bound to, and pageSize: what the Link to the next page repeats. */
 const linkedParameters = ['pageSize', 'status', 'shipDateFrom', 'shipDateTo', 'part', 'parts'] as const;

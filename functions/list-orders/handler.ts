@@ -12,7 +12,7 @@ import { orderToJson } from '../../shared/order-json.ts';
 import { maxListMs, minBytesPerSecond, releaseMarginMs } from './list-cuts.ts';
 import { acquireListLease, type ListLease, releaseListLease } from './list-leases.ts';
 import { approximateItemCount, scanOrderPages } from '../../shared/orders-repository.ts';
-import { routeOf } from '../../shared/routes.ts';
+import { route } from './route.ts';
 import { canaryTier, probeListBytes } from '../../shared/probes.ts';
 import type { Order } from '../../shared/schemas.ts';
 
@@ -315,7 +315,7 @@ const streamed = middy<APIGatewayProxyEvent, { statusCode: number; headers: Reco
   executionMode: executionModeStreamifyResponse,
   requestEnd: endOfInvocation,
 })
-  .use(httpMiddleware(routeOf('listOrders')))
+  .use(httpMiddleware(route))
   .handler(listOrders);
 
 // middy's types describe the buffered signature; in streaming mode its handler takes the response stream.

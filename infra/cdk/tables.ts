@@ -1,14 +1,12 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { cursorSecretName } from '../../functions/list-orders-paged/cursor-keys.ts';
 import { listLeaseAttributes } from '../../functions/list-orders/list-leases.ts';
 import type { StageConfig } from '../stage-config.ts';
 import { addStatusIndex } from './status-index.ts';
 
-// A stage's data: its tables and the v2 list's cursor keys, built in the stack's own scope so
-// their construct ids (and logical ids) are the stack's.
+// A stage's data: its tables, built in the stack's own scope so their construct ids (and logical
+// ids) are the stack's.
 
 /** How the stack is being deployed, where that changes the tables. */
 export type TableDeploy = {
@@ -70,30 +68,4 @@ export const addListLeasesTable = (scope: Construct): dynamodb.Table => {
     timeToLiveAttribute: listLeaseAttributes.expiresAt,
     removalPolicy: RemovalPolicy.DESTROY,
   });
-};
-
-/**
- * The v2 list's cursor keys (functions/list-orders-paged/cursor-keys.ts): `{"current": <random>}`, made by Secrets
- * Manager at the first deploy. Rotated by hand (docs/runbook.md#rotating-the-cursor-key): the old
- * key moves to `previous` for a day, so cursors in flight still open.
- */
-export const addCursorKeys = (scope: Construct, config: Pick<StageConfig, 'stage'>): secretsmanager.Secret => {
-  const secret = new secretsmanager.Secret(scope, 'CursorKeys', {
-    secretName: cursorSecretName(config.stage),
-    description: `Store Orders ${config.stage}: keys of the v2 list's page cursors (current, previous)`,
-    generateSecretString: {
-      secretStringTemplate: '{}',
-      generateStringKey: 'current',
-      passwordLength: 64,
-      excludePunctuation: true,
-    },
-    // Nothing to keep: losing it only ends the cursors in flight.
-    removalPolicy: RemovalPolicy.DESTROY,
-  });
-  Validations.of(secret).acknowledge({
-    id: 'AwsSolutions::AwsSolutions-SMG4',
-    reason:
-      'Rotated by hand (docs/runbook.md#rotating-the-cursor-key): a rotation must keep the old key as "previous" for the cursor lifetime (24 h), which a single-user rotation Lambda does not do; a leaked key only lets its holder forge cursors, which reach no more orders than the key holder may list anyway.',
-  });
-  return secret;
 };

@@ -11,7 +11,8 @@ import { createApiKey, generateUsageKey, moveApiKey } from '../ops/key-store.ts'
 import { functionEnvSchema, integerSetting, tableName } from '../../shared/config.ts';
 import { createDocumentClient, type DocumentClient, type TableRef } from '../../shared/dynamo.ts';
 import type { Order } from '../../shared/schemas.ts';
-import { type LocalTierName, localStage } from '../stage-config.ts';
+import { localStage } from '../stage-config.ts';
+import type { LocalTierName } from '../tiers.ts';
 import { type DynamoDbCredentials, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { allowedHostPattern } from './gateway-hosts.ts';
 import { drainMs, type Gateway } from './gateway.ts';

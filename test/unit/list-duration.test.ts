@@ -63,7 +63,7 @@ describe('a list still read at an honest rate (production settings, fake timers)
   const printed: string[] = [];
 
   beforeAll(async () => {
-    const environment = functionEnvironment('listOrders', stages.production, {
+    const environment = functionEnvironment(settings, stages.production, {
       orders: 'orders',
       apiKeys: 'api-keys',
       listLeases: 'leases',

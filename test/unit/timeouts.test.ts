@@ -5,7 +5,8 @@
  * nothing (API Gateway's 5xx) and skips its own clean-up; a deadline that passes answers 503.
  */
 import { describe, expect, it } from 'vitest';
-import { functionSettings, type FunctionName } from '../../infra/function-settings.ts';
+import { functionSettings } from '../../infra/function-settings.ts';
+import { type FunctionName } from '../../infra/registry.ts';
 import { secretReadBudgetMs } from '../../functions/list-orders-paged/cursor-keys.ts';
 import { dynamoDbBounds } from '../../shared/dynamo.ts';
 import { maxListMs } from '../../functions/list-orders/list-cuts.ts';

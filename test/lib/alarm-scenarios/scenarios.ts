@@ -4,7 +4,7 @@
  * do. A request kind names a run of a shipped bundle (./catalog.ts) or an answer API Gateway gives
  * itself; each minute's requests are listed, those that come every few minutes with `every`.
  */
-import type { FunctionName } from '../../../infra/function-settings.ts';
+import type { FunctionName } from '../../../infra/registry.ts';
 import type { FaultName } from './faults.ts';
 
 /** A request of a client, or of the synthetic client (`probe`), as it reaches the stage. */
