@@ -5,23 +5,20 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 import packageJson from './package.json' with { type: 'json' };
 
-// What ships to Lambda imports only shared/ and the runtime dependencies (package.json
-// "dependencies", node: builtins): never the CDK app, the local service, tools, tests or a
-// devDependency, which the bundle would either lack or carry for nothing. Read from package.json,
-// so a package moved between dependencies and devDependencies moves here too. One exception: the
-// API's client, imported by its source entry (client/src/index.ts) so that esbuild bundles it
-// (it has no dependency of its own); by its package name it would resolve to client/dist/, which
+// What ships to Lambda (functions/<function>/ and shared/) imports only its own folder, shared/ and
+// the runtime dependencies (package.json "dependencies", node: builtins): never the CDK app, the
+// local service, tools, tests, another function's folder or a devDependency, which the bundle
+// would either lack or carry for nothing. Read from package.json, so a package moved between
+// dependencies and devDependencies moves here too. One exception: the API's client, imported by the
+// canary's smoke check through its source entry (client/src/index.ts) so that esbuild bundles it (it
+// has no dependency of its own); by its package name it would resolve to client/dist/, which
 // exists only after a build.
 const devDependencies = Object.keys(packageJson.devDependencies);
-const shippedImports = (leavesShared) => [
+const shippedImports = (...patterns) => [
   'error',
   {
     patterns: [
-      {
-        regex: leavesShared,
-        message:
-          'functions/ and shared/ ship to Lambda: import only from shared/ (infra/ and test/ do not ship), or the client as ../client/src/index.ts from shared/.',
-      },
+      ...patterns,
       {
         group: devDependencies.flatMap((name) => [name, `${name}/**`]),
         message: 'A devDependency is not in the Lambda bundle: functions/ and shared/ import only package.json "dependencies".',
@@ -30,8 +27,14 @@ const shippedImports = (leavesShared) => [
   },
 ];
 
+// A function's contract (functions/<function>/contract.ts) states what the rest of the house needs
+// to know about it and does not ship: nothing that ships imports it, so the handler stays small;
+// infra/ reads the contracts through the registry (infra/registry.ts) alone.
+const contractModule = '(^|/)contract\\.ts$';
+const anotherContract = '(^|/)functions/[^/]+/contract\\.ts$';
+
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', 'test/generated/', 'coverage/', 'client/dist/', 'client/src/generated/'] },
+  { ignores: ['node_modules/', 'cdk.out/', 'coverage/', 'client/dist/', 'client/src/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -54,8 +57,56 @@ export default tseslint.config(
       'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true, IIFEs: true }],
     },
   },
-  // functions/*.ts reach shared/ as ../shared/…; shared/ is one flat folder, so ../ leaves it.
-  { files: ['functions/**/*.ts'], rules: { 'no-restricted-imports': shippedImports('^\\.(?!\\./shared/)') } },
-  { files: ['shared/**/*.ts'], rules: { 'no-restricted-imports': shippedImports('^\\.\\./(?!client/src/index\\.ts$)') } },
+  // functions/<function>/ reach their own folder as ./… and shared/ as ../../shared/…; shared/ is one flat folder, so ../ leaves it.
+  {
+    files: ['functions/**/*.ts'],
+    ignores: ['functions/*/contract.ts'],
+    rules: {
+      'no-restricted-imports': shippedImports(
+        {
+          regex: '^\\.\\./(?!\\.\\./shared/|\\.\\./client/src/index\\.ts$)',
+          message:
+            'functions/<function>/ ships to Lambda: import its own folder (./…) and shared/ (../../shared/…) only; infra/, test/ and other functions do not ship with it.',
+        },
+        {
+          regex: contractModule,
+          message:
+            'A contract does not ship: a handler never imports it. What the handler needs at run time (its route) goes in a module of its own that the contract reads.',
+        },
+      ),
+    },
+  },
+  {
+    files: ['shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': shippedImports({
+        regex: '^\\.\\./',
+        message: 'shared/ ships to Lambda: import only from shared/ (functions/, infra/ and test/ do not ship with it).',
+      }),
+    },
+  },
+  {
+    files: ['infra/**/*.ts'],
+    ignores: ['infra/registry.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: anotherContract, message: 'infra/ reads the contracts through the registry (infra/registry.ts).' }] },
+      ],
+    },
+  },
+  // No re-export shims: whoever needs a thing imports it from where it lives. The client package's
+  // entry (its public API) and shared/zod.ts (zod/mini with English messages) are the exceptions.
+  {
+    files: ['**/*.ts'],
+    ignores: ['client/src/index.ts', 'shared/zod.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportNamedDeclaration[source]', message: 'No re-export: import it from the module it lives in.' },
+        { selector: 'ExportAllDeclaration', message: 'No re-export: import it from the module it lives in.' },
+      ],
+    },
+  },
   prettier,
 );

@@ -7,17 +7,6 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { stackName } from './names.ts';
 import { type LocalTierName, type Throttling, type Tier, type TierName, unlimitedTier } from './tiers.ts';
 
-export {
-  type LocalTierName,
-  listSlotProblems,
-  type Throttling,
-  type Tier,
-  type TierName,
-  tierNames,
-  tierProblems,
-  unlimitedTier,
-} from './tiers.ts';
-
 export type StageName = 'staging' | 'production';
 
 /**
@@ -151,12 +140,6 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
      * Chosen so that one 5xx at the minimum stays under the threshold (100 / min < percent).
      */
     readonly serverErrorMinRequests: number;
-    /** p99 latency of DELETE (what a cancelling client waits, API Gateway's own figure) in ms, in three of five 1-minute periods. */
-    readonly cancelP99LatencyMs: number;
-    /** p99 time to the list's first byte (the function's ListFirstByte) in ms, in three of five 1-minute periods. */
-    readonly listFirstByteP99Ms: number;
-    /** p99 latency of a v2 list page (API Gateway's, GET /v2/store/orders) in ms, in three of five 1-minute periods (docs/decisions.md#v2-list-access-paths). */
-    readonly pagedListP99LatencyMs: number;
     /** Failed invocations of one function in 5 minutes (errors the function did not turn into a response). */
     readonly functionErrors: number;
     /** Refused keys (AuthFailures) in 5 minutes, a ticket: a leaked or revoked key in use, or a broken client. */
@@ -169,16 +152,12 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
      */
     readonly refusedShare: { readonly points: number; readonly minAnswers: number };
     /**
-     * The service level objectives over 30 days (docs/operating.md#service-level-objectives), whose
-     * burn-rate alarms page (infra/cdk/monitoring/slo.ts): the percentage of requests answered
-     * without a 5xx; of cancels answered (API Gateway's latency of DELETE) and of lists' first bytes
-     * (ListFirstByte) within their threshold.
+     * The stage's service level objective over 30 days (docs/operating.md#service-level-objectives),
+     * whose burn-rate alarms page (infra/cdk/monitoring/slo.ts): the percentage of requests answered
+     * without a 5xx. Each operation's latency objective, and each latency guard's threshold, is its
+     * contract's (`functions/<operation>/contract.ts`, `alarms`).
      */
-    readonly slo: {
-      readonly availabilityPercent: number;
-      readonly cancelLatency: { readonly percent: number; readonly thresholdMs: number };
-      readonly listFirstByte: { readonly percent: number; readonly thresholdMs: number };
-    };
+    readonly slo: { readonly availabilityPercent: number };
     /**
      * What the stage is expected to cost a month, in USD (docs/deploying.md#what-it-costs): the
      * budget stack's AWS Budget is the sum over the stages.
@@ -252,17 +231,10 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     alarms: {
       serverErrorRatePercent: 5,
       serverErrorMinRequests: 50,
-      cancelP99LatencyMs: 3000,
-      listFirstByteP99Ms: 4000,
-      pagedListP99LatencyMs: 4000,
       functionErrors: 5,
       authFailures: 100,
       refusedShare: { points: 50, minAnswers: 10 },
-      slo: {
-        availabilityPercent: 99.5,
-        cancelLatency: { percent: 99, thresholdMs: 3000 },
-        listFirstByte: { percent: 99, thresholdMs: 4000 },
-      },
+      slo: { availabilityPercent: 99.5 },
       // At rest $6 + the synthetic client $55 + 100,000 cancels $0.43 + 3,000 lists $3.30, rounded up.
       monthlyCostUsd: 70,
     },
@@ -316,17 +288,10 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     alarms: {
       serverErrorRatePercent: 1,
       serverErrorMinRequests: 200,
-      cancelP99LatencyMs: 1500,
-      listFirstByteP99Ms: 2000,
-      pagedListP99LatencyMs: 2000,
       functionErrors: 1,
       authFailures: 50,
       refusedShare: { points: 50, minAnswers: 10 },
-      slo: {
-        availabilityPercent: 99.9,
-        cancelLatency: { percent: 99, thresholdMs: 1500 },
-        listFirstByte: { percent: 99, thresholdMs: 2000 },
-      },
+      slo: { availabilityPercent: 99.9 },
       // At rest $6 + the synthetic client $55 + 1,000,000 cancels $4.34 + 30,000 lists $33, rounded up.
       monthlyCostUsd: 100,
     },

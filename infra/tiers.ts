@@ -1,6 +1,6 @@
 /**
- * The per-key limit tiers and the checks every stage's tiers must pass. infra/stage-config.ts
- * re-exports all of it, so it stays the one import point for the stage configuration.
+ * The per-key limit tiers and the checks every stage's tiers must pass: what infra/stage-config.ts
+ * sets for each stage, the stack's usage plans, the key tool and the local gateway's limits read.
  */
 /** API Gateway throttling: steady requests per second and burst. Beyond it: 429 too_many_requests. */
 export type Throttling = { readonly rateLimit: number; readonly burstLimit: number };
@@ -36,7 +36,7 @@ export type Tier = {
 
 /**
  * The operations whose method has a limit of its own besides the key's and the stage's overall
- * one (their `throttling` class in infra/operations.ts), by the field of a tier and of a stage
+ * one (their contract's `throttling` class), by the field of a tier and of a stage
  * that holds it: API Gateway's per-method throttle, a usage plan's per-method throttle, the local
  * gateway's second token bucket.
  */

@@ -2,7 +2,7 @@
  * An HTTP answer as a probe sees it, and how it is judged: the verdicts a check can give (a
  * failure, or the service busy), Error records, and lists and pages of Orders read with every
  * integer exact. The smoke check (./smoke-check.ts) judges the answers the API's client does not
- * read itself with these; the pre-traffic hook (functions/pre-traffic-hook.ts), the answers of the
+ * read itself with these; the pre-traffic hook (functions/pre-traffic-hook/handler.ts), the answers of the
  * new versions it invokes.
  */
 import { z } from 'zod';

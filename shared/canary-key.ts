@@ -1,7 +1,7 @@
 /**
  * The stage's canary key: an ordinary API key in tier `canary` (shared/probes.ts `canaryTier`), issued by `npm run keys -- canary`
  * and kept in Secrets Manager, never in a template or the repository. The Synthetics canary
- * (functions/canary.ts) and the pre-traffic hook (functions/pre-traffic-hook.ts) read it.
+ * (functions/canary/handler.ts) and the pre-traffic hook (functions/pre-traffic-hook/handler.ts) read it.
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';

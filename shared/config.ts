@@ -32,7 +32,7 @@ export const functionEnvSchema = z.object({
    */
   LIST_MAX_ORDERS: integerSetting(1, 999_999_999),
   LIST_MAX_ORDERS_GZIP: integerSetting(1, 999_999_999),
-  /** The list's leases: one item per list running, per key (shared/list-leases.ts). */
+  /** The list's leases: one item per list running, per key (functions/list-orders/list-leases.ts). */
   LIST_LEASES_TABLE: tableName,
   /**
    * Lists one key may run at once, by tier: `standard=2,high=4,unlimited=none,*=2` (`*`: a key whose

@@ -127,7 +127,7 @@ export type GatewayResponseType = keyof typeof gatewayResponseCodes;
 
 /**
  * The authorizer's context key holding the seconds until its key's daily quota starts afresh
- * (shared/api-keys.ts, secondsUntilQuotaReset), computed at each authorization.
+ * (functions/authorizer/api-keys.ts, secondsUntilQuotaReset), computed at each authorization.
  */
 export const quotaResetContextKey = 'quotaResetSeconds';
 

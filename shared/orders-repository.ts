@@ -6,8 +6,6 @@ import { isProbeOrderId } from './probes.ts';
 import { type InvalidItemReport, type Order, orderStatus, storedOrderSchema } from './schemas.ts';
 import { statusIndex } from './status-index.ts';
 
-export type { InvalidItemReport } from './schemas.ts';
-
 /**
  * Turns a stored item into an Order. Fields that break the table contract are left out (and
  * reported) rather than failing the whole list; an item whose id is not an int64 is skipped. A

@@ -1,6 +1,6 @@
 /**
- * What the service's own probes (the synthetic client, functions/canary.ts, and the pre-traffic
- * hook, functions/pre-traffic-hook.ts) and the functions they probe agree on: the probes' key tier,
+ * What the service's own probes (the synthetic client, functions/canary/handler.ts, and the pre-traffic
+ * hook, functions/pre-traffic-hook/handler.ts) and the functions they probe agree on: the probes' key tier,
  * how much of a v1 list a probe is answered, and the order ids reserved for the probes' own orders
  * (docs/api.md#orders-the-service-keeps-for-its-own-checks: a contract with the store's other
  * systems). No dependency: the functions import this.

@@ -1,6 +1,7 @@
 /**
- * The route table: the one list of operations that the CDK stack, the local gateway and the
- * OpenAPI document are all built from.
+ * What a route is, as its function carries it (each operation's `route.ts`) and the rest of the
+ * house reads it from the registry (infra/registry.ts): method, path, version, streaming, stability,
+ * deprecation; and what every function derives from one (its full path, its deprecation headers).
  */
 export const apiVersion = 'v1';
 /** The base path of the stable API (v1): the stage's base URL ends with it. */
@@ -18,8 +19,6 @@ export type Route = {
   readonly path: string;
   /** The version prefix the route is served under (default `v1`). */
   readonly apiVersion?: ApiVersion;
-  /** The handler module, relative to the repository root; it exports `handler`. */
-  readonly handlerFile: string;
   /** Lambda response streaming (API Gateway `responseTransferMode: STREAM`). */
   readonly streaming: boolean;
   readonly summary: string;
@@ -28,51 +27,18 @@ export type Route = {
   readonly deprecation?: { readonly since: string; readonly sunset: string; readonly successor: string };
 };
 
-export const routes = [
-  {
-    operation: 'listOrders',
-    method: 'GET',
-    path: '/store/orders',
-    handlerFile: 'functions/list-orders.ts',
-    streaming: true,
-    summary: 'List every order',
-    stability: 'stable',
-  },
-  {
-    operation: 'cancelOrder',
-    method: 'DELETE',
-    path: '/store/orders/{orderId}',
-    handlerFile: 'functions/cancel-order.ts',
-    streaming: false,
-    summary: 'Cancel a pending order',
-    stability: 'stable',
-  },
-  {
-    operation: 'listOrdersPaged',
-    method: 'GET',
-    path: '/store/orders',
-    apiVersion: 'v2',
-    handlerFile: 'functions/list-orders-paged.ts',
-    streaming: false,
-    summary: 'List orders in pages (filtered, resumable, splittable)',
-    stability: 'experimental',
-  },
-] as const satisfies readonly Route[];
-
-export type Operation = (typeof routes)[number]['operation'];
-
-/** The table's route of an operation: what a handler passes to httpMiddleware. */
-export const routeOf = (operation: Operation): Route => routes.find((route) => route.operation === operation)!;
+/** What a route's path is made of: enough to match a request to it (the authorizer's operation-routes.ts holds only this). */
+export type RoutePath = Pick<Route, 'operation' | 'method' | 'path' | 'apiVersion'>;
 
 /** The route's full resource path, its version prefix included: `/v1/store/orders/{orderId}`. */
-export const resourcePath = (route: Route): string => `/${route.apiVersion ?? apiVersion}${route.path}`;
+export const resourcePath = (route: Pick<Route, 'path' | 'apiVersion'>): string => `/${route.apiVersion ?? apiVersion}${route.path}`;
 
 /** `/v1/store/orders/{orderId}` as a pattern of one path: each `{parameter}` one non-empty segment. */
-const pathPattern = (route: Route) => new RegExp(`^${resourcePath(route).replace(/\{[^/}]+\}/g, '[^/]+')}$`);
+const pathPattern = (route: RoutePath) => new RegExp(`^${resourcePath(route).replace(/\{[^/}]+\}/g, '[^/]+')}$`);
 
-/** The operation a method and full path (`/v1/…`) name, or undefined when no route matches. */
-export const operationAt = (method: string, path: string): Operation | undefined =>
-  routes.find((route) => route.method === method && pathPattern(route).test(path))?.operation;
+/** Whether a method and full path (`/v1/…`) name this route. */
+export const routeMatches = (route: RoutePath, method: string, path: string): boolean =>
+  route.method === method && pathPattern(route).test(path);
 
 /** The headers a deprecated route adds to every answer; none for a current route. */
 export const deprecationHeaders = (route: Route): Record<string, string> => {

@@ -5,6 +5,7 @@
 import { App, type AppProps, type Environment, Validations } from 'aws-cdk-lib';
 import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import type { Registry } from '../registry.ts';
 import { stages } from '../stage-config.ts';
 import { accountStackName, budgetStackName } from '../names.ts';
 import { StoreOrdersAccountStack } from './store-orders-account-stack.ts';
@@ -22,13 +23,14 @@ import { StoreOrdersStack } from './store-orders-stack.ts';
  * `controlTower: false` leaves out the Control Tower check (cfn-guard takes ~9 s a synth): the infra
  * tests that do not examine it use that; `cdk synth` and test/infra/control-tower.test.ts run it.
  * `checks: false` leaves out every policy check: the deploy preflight reads the templates only
- * (infra/ops/stage-templates.ts).
+ * (infra/ops/stage-templates.ts). `registry`: the functions the stage stacks deploy (default: the
+ * service's, infra/registry.ts); tests add a throw-away operation or take one away.
  */
 export const createApp = (
   props: AppProps = {},
   /** Tests only: an explicit environment. `cdk synth` passes none. */
   env: Environment | undefined = undefined,
-  { controlTower = true, checks = true }: { controlTower?: boolean; checks?: boolean } = {},
+  { controlTower = true, checks = true, registry }: { controlTower?: boolean; checks?: boolean; registry?: Registry } = {},
 ) => {
   const app = new App(props);
   // `cdk deploy -c ignoreDeploymentAlarms=true`: an emergency fix may ship while a guard alarm fires.
@@ -56,6 +58,7 @@ export const createApp = (
       ignoreDeploymentAlarms,
       skipPreTrafficHook,
       firstDeploy,
+      ...(registry === undefined ? {} : { registry }),
       description: `Store Orders Service, ${config.stage} stage: REST API, functions, tables, alarms`,
       tags: { service: 'store-orders', stage: config.stage },
     });

@@ -3,9 +3,9 @@
  * and an outage without a 5xx still pages (docs/decisions.md, "Release checks and the synthetic client"):
  *
  * - PreTrafficHook: CodeDeploy's BeforeAllowTraffic hook on every `live` alias of the stage
- *   (functions/pre-traffic-hook.ts). It invokes the new versions before any traffic moves.
+ *   (functions/pre-traffic-hook/handler.ts). It invokes the new versions before any traffic moves.
  * - SyntheticClient: a CloudWatch Synthetics canary calling the stage's public URL every minute
- *   with the stage's canary key, running the smoke check's code (functions/canary.ts).
+ *   with the stage's canary key, running the smoke check's code (functions/canary/handler.ts).
  *
  * The canary key lives in Secrets Manager (`npm run keys -- canary`); the stack names the secret
  * and grants read access to it, and never holds its value.
@@ -26,7 +26,6 @@ import { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import { canaryTimeoutSeconds } from '../../shared/probes.ts';
-import type { Route } from '../../shared/routes.ts';
 import { addStageLogGroup } from './log-groups.ts';
 import { canaryName, preTrafficHookFunctionName, serviceName } from '../names.ts';
 import { grantProbeWrites } from './probe-access.ts';
@@ -46,15 +45,13 @@ const notInVpc = {
     'Not in a VPC (CT.LAMBDA.PR.3): it calls only AWS APIs (Lambda, DynamoDB, Secrets Manager, CodeDeploy) or the public API, over HTTPS with IAM-signed requests; a VPC would add endpoints or a NAT gateway for no isolation gained.',
 };
 
-/** The hook's variable holding an operation's new version: listOrders → LIST_ORDERS_VERSION_ARN (functions/pre-traffic-hook.ts). */
-export const versionArnVariable = (operation: string): string =>
-  `${operation.replace(/[A-Z]/g, (upper) => `_${upper}`).toUpperCase()}_VERSION_ARN`;
+/** The hook's variable holding a function's new version: listOrders → LIST_ORDERS_VERSION_ARN (functions/pre-traffic-hook/handler.ts). */
+export const versionArnVariable = (name: string): string => `${name.replace(/[A-Z]/g, (upper) => `_${upper}`).toUpperCase()}_VERSION_ARN`;
 
 export type PreTrafficHookProps = {
   readonly config: StageConfig;
-  readonly authorizer: StoreFunction;
-  /** Each operation's function; the hook finds each new version in `<OPERATION>_VERSION_ARN` (e.g. LIST_ORDERS_VERSION_ARN). */
-  readonly routeFunctions: readonly { readonly route: Route; readonly fn: StoreFunction }[];
+  /** Every function of the registry; the hook finds each new version in `<NAME>_VERSION_ARN` (e.g. LIST_ORDERS_VERSION_ARN). */
+  readonly targets: readonly StoreFunction[];
   readonly ordersTable: dynamodb.ITable;
   /** `arn:…:execute-api:<region>:<account>:<api id>/<stage>`: the authorizer's methodArn begins so. */
   readonly methodArnPrefix: string;
@@ -63,7 +60,7 @@ export type PreTrafficHookProps = {
 
 /**
  * One hook function per stage, the BeforeAllowTraffic hook of every function's deployment group:
- * whichever alias moves, it checks the three new versions together, as API Gateway will use them.
+ * whichever alias moves, it checks every function's new version together, as API Gateway will use them.
  */
 export class PreTrafficHook extends Construct {
   readonly function: NodejsFunction;
@@ -90,7 +87,7 @@ export class PreTrafficHook extends Construct {
       // CodeDeploy's managed policy for Lambda deployments may invoke functions named so.
       functionName: preTrafficHookFunctionName(config.stage),
       description: 'Store Orders: checks the new versions before CodeDeploy moves an alias (BeforeAllowTraffic)',
-      entry: resolve(repoRoot, 'functions/pre-traffic-hook.ts'),
+      entry: resolve(repoRoot, 'functions/pre-traffic-hook/handler.ts'),
       handler: 'handler',
       projectRoot: repoRoot,
       depsLockFilePath: resolve(repoRoot, 'package-lock.json'),
@@ -98,15 +95,12 @@ export class PreTrafficHook extends Construct {
       architecture: lambda.Architecture.ARM_64,
       // The list check reads the bounded list a probe is answered (shared/probes.ts), whatever the table holds.
       memorySize: 512,
-      // Its checks stop 30 s before this (functions/pre-traffic-hook.ts, reportMarginMs), so it always reports.
+      // Its checks stop 30 s before this (functions/pre-traffic-hook/handler.ts, reportMarginMs), so it always reports.
       timeout: Duration.minutes(5),
       role: this.role,
       logGroup,
       environment: {
-        AUTHORIZER_VERSION_ARN: props.authorizer.function.currentVersion.functionArn,
-        ...Object.fromEntries(
-          props.routeFunctions.map(({ route, fn }) => [versionArnVariable(route.operation), fn.function.currentVersion.functionArn]),
-        ),
+        ...Object.fromEntries(props.targets.map((fn) => [versionArnVariable(fn.name), fn.function.currentVersion.functionArn])),
         ORDERS_TABLE: props.ordersTable.tableName,
         CANARY_KEY_SECRET: canaryKeySecretName(config.stage),
         SERVICE_NAME: serviceName(config.stage),
@@ -118,12 +112,12 @@ export class PreTrafficHook extends Construct {
   }
 
   /**
-   * Any version of the three functions, named by a statement that never changes: a grant naming
+   * Any version of each target function, named by a statement that never changes: a grant naming
    * the new versions would change the role's policy seconds before CodeDeploy runs the hook, and
    * IAM applies a policy change only eventually.
    */
   private grantInvokeAnyVersion(props: PreTrafficHookProps) {
-    const functions = [props.authorizer, ...props.routeFunctions.map(({ fn }) => fn)];
+    const functions = props.targets;
     this.role.addToPolicy(
       new iam.PolicyStatement({
         actions: ['lambda:InvokeFunction'],
@@ -166,7 +160,7 @@ export class PreTrafficHook extends Construct {
 /** The canary's script, bundled as CommonJS at nodejs/node_modules/canary.js (the Synthetics Node.js layout); returns `outputDir`. */
 export const bundleCanaryScript = (outputDir: string): string => {
   buildSync({
-    entryPoints: [resolve(repoRoot, 'functions/canary.ts')],
+    entryPoints: [resolve(repoRoot, 'functions/canary/handler.ts')],
     outfile: resolve(outputDir, 'nodejs/node_modules/canary.js'),
     bundle: true,
     platform: 'node',

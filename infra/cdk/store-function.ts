@@ -9,8 +9,8 @@ import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { addStageLogGroup } from './log-groups.ts';
-import { type FunctionName, functionEnvironment, functionSettings } from '../function-settings.ts';
-import type { TableNames } from '../operations.ts';
+import type { FunctionContract, TableNames } from '../function-contract.ts';
+import { functionEnvironment } from '../function-settings.ts';
 import type { StageConfig } from '../stage-config.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
@@ -37,8 +37,8 @@ export const functionNodeOptions = '--enable-source-maps';
 
 export type StoreFunctionProps = {
   readonly config: StageConfig;
-  /** Which function: its handler, memory, timeout and environment are in infra/function-settings.ts. */
-  readonly name: FunctionName;
+  /** Which function: its contract states its handler, memory, timeout and environment (infra/contract.ts). */
+  readonly contract: FunctionContract;
   readonly tables: TableNames;
   /** How a new version reaches the `live` alias (CodeDeploy); shared by the stage's functions. */
   readonly deployment: {
@@ -66,8 +66,8 @@ export type StoreFunctionProps = {
  * one of the guard alarms (`addGuardAlarm`) goes off during the shift.
  */
 export class StoreFunction extends Construct {
-  /** Which function (its settings' key in infra/function-settings.ts). */
-  readonly name: FunctionName;
+  /** Which function: its name in the registry (infra/registry.ts). */
+  readonly name: string;
   readonly function: NodejsFunction;
   readonly alias: lambda.Alias;
   readonly deploymentGroup: codedeploy.LambdaDeploymentGroup;
@@ -76,9 +76,9 @@ export class StoreFunction extends Construct {
 
   constructor(scope: Construct, id: string, props: StoreFunctionProps) {
     super(scope, id);
-    const { config, name } = props;
-    this.name = name;
-    const settings = functionSettings[name];
+    const { config, contract } = props;
+    this.name = contract.name;
+    const settings = contract.function;
 
     this.logGroup = addStageLogGroup(this, 'Logs', { config, encryptionKey: props.logsKey });
 
@@ -103,7 +103,7 @@ export class StoreFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       tracing: lambda.Tracing.ACTIVE,
-      environment: { ...functionEnvironment(name, config, props.tables), NODE_OPTIONS: functionNodeOptions },
+      environment: { ...functionEnvironment(settings, config, props.tables), NODE_OPTIONS: functionNodeOptions },
       bundling: functionBundling,
     });
 

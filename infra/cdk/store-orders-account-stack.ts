@@ -4,7 +4,6 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 
 /** The stack's name: one per account and region, whatever stages live there. */
-export { accountStackName } from '../names.ts';
 
 /**
  * API Gateway's account-wide settings: the role it writes execution logs with. There is one

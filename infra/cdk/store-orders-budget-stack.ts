@@ -23,7 +23,6 @@ export const budgetAlerts = [
 ] as const;
 
 /** The stack's name: one per account and region, whatever stages live there. */
-export { budgetStackName } from '../names.ts';
 
 /**
  * The account's spend alerts: a monthly cost budget of the account's spend in this region and the

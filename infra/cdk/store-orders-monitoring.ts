@@ -1,7 +1,6 @@
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import type { FunctionName } from '../function-settings.ts';
 import { stackName } from '../names.ts';
 import { addAlarms } from './monitoring/alarms.ts';
 import { addDashboard, dashboardUrl } from './monitoring/dashboard.ts';
@@ -28,7 +27,7 @@ export class StoreOrdersMonitoring extends Construct {
    * Per function, the alarms its deployment group watches while CodeDeploy shifts traffic to a new
    * version, rolling back when one goes off (at most 10 per group).
    */
-  readonly guardsOf: Readonly<Record<FunctionName, cloudwatch.Alarm[]>>;
+  readonly guardsOf: Readonly<Record<string, cloudwatch.Alarm[]>>;
   /** Every guard of any deployment group, once (the preflight reads their states). */
   readonly guardAlarms: cloudwatch.Alarm[];
   /** The SLOs' burn-rate alarms (monitoring/slo.ts): composite alarms, each of a long and a short window. */

@@ -8,22 +8,24 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
-import { cursorSecretName } from '../../shared/cursor-keys.ts';
+import { authorizationHeaderPattern } from '../../functions/authorizer/api-keys.ts';
 import { statusIndex } from '../../shared/status-index.ts';
-import { basePath, resourcePath, routes } from '../../shared/routes.ts';
+import { basePath, resourcePath, type Route } from '../../shared/routes.ts';
 import { accessLogFormat, addGatewayResponses } from './api-gateway.ts';
-import type { FunctionName } from '../function-settings.ts';
+import type { FunctionContract, OperationContract, TableAccess } from '../function-contract.ts';
+import { registryProblems } from './contract-checks.ts';
+import { addFunctionSecrets } from './function-secrets.ts';
 import { addLogsKey, addStageLogGroup } from './log-groups.ts';
-import { deploymentApplicationName, functionConstructId, pascalCase, restApiName, serviceName, usagePlanName } from '../names.ts';
-import { authorizer, type LimitClass, operations, perOperation, type TableAccess } from '../operations.ts';
-import { type DeploymentStrategy, type StageConfig, type Throttling, type TierName, tierProblems } from '../stage-config.ts';
-import { methodLimitFields } from '../tiers.ts';
+import { deploymentApplicationName, functionConstructId, pascalCase, restApiName, serviceName } from '../names.ts';
+import { type FunctionName, functionsOf, type Registry, registry as serviceRegistry } from '../registry.ts';
+import type { DeploymentStrategy, StageConfig } from '../stage-config.ts';
+import { type TierName, tierProblems } from '../tiers.ts';
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
 import { PreTrafficHook, SyntheticClient, secretArn } from './release-checks.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';
-import { addCursorKeys, addListLeasesTable, addTables, type TableDeploy } from './tables.ts';
+import { addListLeasesTable, addTables, type TableDeploy } from './tables.ts';
 import { tableOperations } from './table-operations.ts';
+import { addUsagePlans, methodOptions } from './usage-limits.ts';
 
 export interface StoreOrdersStackProps extends StackProps, TableDeploy {
   readonly config: StageConfig;
@@ -35,16 +37,17 @@ export interface StoreOrdersStackProps extends StackProps, TableDeploy {
    * (`cdk deploy -c skipPreTrafficHook=true`, `npm run keys -- canary`, then deploy again).
    */
   readonly skipPreTrafficHook?: boolean;
+  /** The functions to deploy (default: the service's, infra/registry.ts); tests add or take one away. */
+  readonly registry?: Registry;
 }
 
 /**
  * Every DynamoDB action each function's role allows, per table of its stage: these and nothing
  * else (test/infra/iam.test.ts evaluates the synthesized roles against it with an IAM simulator).
  */
-export const functionTableActions: Readonly<Record<FunctionName, TableAccess>> = {
-  authorizer: authorizer.tableAccess,
-  ...perOperation((facts) => facts.tableAccess),
-};
+export const functionTableActions = Object.fromEntries(functionsOf().map((contract) => [contract.name, contract.tableAccess])) as Readonly<
+  Record<FunctionName, TableAccess>
+>;
 
 const deploymentConfigs: Record<DeploymentStrategy, codedeploy.ILambdaDeploymentConfig> = {
   LambdaAllAtOnce: codedeploy.LambdaDeploymentConfig.ALL_AT_ONCE,
@@ -68,27 +71,32 @@ const invokePermissionAcknowledgement = {
     "Not public (CT.LAMBDA.PR.2): every permission lets only apigateway.amazonaws.com invoke a live alias, with a SourceArn naming this account's API and its stage or authorizer (Fn::Join of partition, region, account id and API id, which the rule cannot read as a literal: see the template).",
 };
 
-/** A route of the shared route table with the function that serves it and its API method. */
+/** An operation of the registry with the function that serves it and its API method. */
 export type RouteFunction = {
+  /** As its alarms and graphs name it: ListOrders. */
   readonly name: string;
-  readonly route: (typeof routes)[number];
+  readonly contract: OperationContract;
+  readonly route: Route;
   readonly fn: StoreFunction;
   readonly method: apigw.Method;
 };
 
 /**
  * One stage of the Store Orders Service: the orders and API-keys tables, the TOKEN authorizer,
- * the REST API (routes from shared/routes.ts, gateway responses from shared/errors.ts), one
- * function per route behind its `live` alias, and the stage's alarms, dashboard and queries.
- * Construct ids are part of the deployed contract: moving a table would replace it.
+ * the REST API (each operation's route and function from its contract, collected by
+ * infra/registry.ts; gateway responses from shared/errors.ts), one function per route behind its
+ * `live` alias, and the stage's alarms, dashboard and queries. Construct ids are part of the
+ * deployed contract: moving a table would replace it.
  */
 export class StoreOrdersStack extends Stack {
   readonly config: StageConfig;
+  readonly registry: Registry;
   readonly api: apigw.RestApi;
   readonly ordersTable: dynamodb.Table;
   readonly apiKeysTable: dynamodb.Table;
   readonly listLeasesTable: dynamodb.Table;
-  readonly cursorKeys: secretsmanager.Secret;
+  /** The secrets the functions' contracts ask for, by construct id (the v2 list's CursorKeys). */
+  readonly secrets: ReadonlyMap<string, secretsmanager.Secret>;
   readonly authorizerFunction: StoreFunction;
   readonly routeFunctions: RouteFunction[];
   readonly usagePlans: Readonly<Record<TierName, apigw.UsagePlan>>;
@@ -99,12 +107,15 @@ export class StoreOrdersStack extends Stack {
   constructor(scope: Construct, id: string, props: StoreOrdersStackProps) {
     super(scope, id, props);
     this.config = props.config;
-    // Checked once, here, so a tier above its stage never reaches a template.
+    this.registry = props.registry ?? serviceRegistry;
+    // Checked once, here, so a tier above its stage, or an alarm without its threshold or runbook section, never reaches a template.
     const problems = tierProblems(this.config);
     if (problems.length > 0) throw new Error(`${this.config.stage} stage config: ${problems.join('; ')}`);
+    const contractProblems = registryProblems(this.registry, this.config.stage);
+    if (contractProblems.length > 0) throw new Error(`${this.config.stage} stage, the registry: ${contractProblems.join('; ')}`);
     [this.ordersTable, this.apiKeysTable] = addTables(this, this.config, { firstDeploy: props.firstDeploy ?? false });
     this.listLeasesTable = addListLeasesTable(this);
-    this.cursorKeys = addCursorKeys(this, this.config);
+    this.secrets = addFunctionSecrets(this, functionsOf(this.registry), this.config);
     const tables = { orders: this.ordersTable.tableName, apiKeys: this.apiKeysTable.tableName, listLeases: this.listLeasesTable.tableName };
     const logsKey = addLogsKey(this, this.config);
     const deployment = this.addDeployments(props.ignoreDeploymentAlarms ?? false);
@@ -112,18 +123,19 @@ export class StoreOrdersStack extends Stack {
     this.authorizerFunction = this.addAuthorizerFunction(common);
     const accessLogs = addStageLogGroup(this, 'AccessLogs', { config: this.config, encryptionKey: logsKey });
     this.api = this.addApi(accessLogs, logsKey);
-    this.routeFunctions = routes.map((route) => this.addRoute(route, common));
-    this.usagePlans = this.addUsagePlans();
+    this.routeFunctions = this.registry.operations.map((contract) => this.addRoute(contract, common));
+    this.usagePlans = addUsagePlans(this.api, this.config, this.routeFunctions);
     this.preTrafficHook = this.addPreTrafficHook(logsKey, props.skipPreTrafficHook ?? false);
     const baseUrl = this.api.urlForPath(basePath);
     this.syntheticClient = new SyntheticClient(this, 'SyntheticClient', { config: this.config, baseUrl, ordersTable: this.ordersTable });
-    const performed = tableOperations(Object.values(functionTableActions));
+    const performed = tableOperations(functionsOf(this.registry).map((contract) => contract.tableAccess));
     this.monitoring = new StoreOrdersMonitoring(this, 'Monitoring', {
       config: this.config,
       api: this.api,
       accessLogs,
       routeFunctions: this.routeFunctions,
       authorizer: this.authorizerFunction,
+      authorizerContract: this.registry.authorizer,
       canaryName: this.syntheticClient.canaryName,
       ordersTable: this.ordersTable,
       tables: [
@@ -134,7 +146,7 @@ export class StoreOrdersStack extends Stack {
     });
     // Each deployment group watches the guards of its own function's new version, and the probes.
     for (const fn of [this.authorizerFunction, ...this.routeFunctions.map(({ fn }) => fn)])
-      fn.addGuardAlarms(this.monitoring.guardsOf[fn.name]);
+      fn.addGuardAlarms(this.monitoring.guardsOf[fn.name]!);
     this.addCustomDomain();
     this.addOutputs();
     this.acknowledgeNagFindings();
@@ -164,8 +176,10 @@ export class StoreOrdersStack extends Stack {
 
   /** The authorizer looks a key's hash up in the keys table, and may do nothing else. */
   private addAuthorizerFunction(common: FunctionCommons) {
-    const fn = new StoreFunction(this, 'AuthorizerFunction', { config: this.config, name: 'authorizer', ...common });
-    this.grantTables(fn, authorizer.tableAccess);
+    const contract = this.registry.authorizer;
+    const fn = new StoreFunction(this, 'AuthorizerFunction', { config: this.config, contract, ...common });
+    this.grantTables(fn, contract.tableAccess);
+    this.grantSecrets(fn, contract);
     Validations.of(fn.alias).acknowledge(invokePermissionAcknowledgement);
     return fn;
   }
@@ -174,8 +188,8 @@ export class StoreOrdersStack extends Stack {
   private addPreTrafficHook(logsKey: kms.IKey, skip: boolean) {
     const hook = new PreTrafficHook(this, 'PreTrafficHook', {
       config: this.config,
-      authorizer: this.authorizerFunction,
-      routeFunctions: this.routeFunctions,
+      // Every function of the registry is a target: the hook invokes its new version (<NAME>_VERSION_ARN).
+      targets: [this.authorizerFunction, ...this.routeFunctions.map(({ fn }) => fn)],
       ordersTable: this.ordersTable,
       methodArnPrefix: `arn:${Aws.PARTITION}:execute-api:${Aws.REGION}:${Aws.ACCOUNT_ID}:${this.api.restApiId}/${this.config.stage}`,
       logsKey,
@@ -215,7 +229,7 @@ export class StoreOrdersStack extends Stack {
         stageName: config.stage,
         throttlingRateLimit: config.throttling.rateLimit,
         throttlingBurstLimit: config.throttling.burstLimit,
-        methodOptions: this.methodOptions(),
+        methodOptions: methodOptions(config, this.registry.operations),
         tracingEnabled: true,
         loggingLevel: apigw.MethodLoggingLevel.ERROR,
         // Request and response data would include the Authorization header: never.
@@ -235,65 +249,44 @@ export class StoreOrdersStack extends Stack {
     return api;
   }
 
-  /**
-   * Per-method settings: metrics per method (alarms judge each route by what its client waits
-   * for), and each method's throttle by its limit class (infra/operations.ts), a list's and a page's below the stage's.
-   * Throttle and execution logging level are set on every method: an entry inherits neither.
-   */
-  private methodOptions(): Record<string, apigw.MethodDeploymentOptions> {
-    const { throttling: request, listThrottling: list, pagedListThrottling: pagedList } = this.config;
-    const stageThrottles: Record<LimitClass, Throttling> = { request, list, pagedList };
-    return Object.fromEntries(
-      routes.map((route) => {
-        const limits = stageThrottles[operations[route.operation].throttling];
-        return [
-          `${resourcePath(route)}/${route.method}`,
-          {
-            metricsEnabled: true,
-            throttlingRateLimit: limits.rateLimit,
-            throttlingBurstLimit: limits.burstLimit,
-            // A per-method entry does not inherit the stage-wide logging level (unset is OFF): repeat it.
-            loggingLevel: apigw.MethodLoggingLevel.ERROR,
-            dataTraceEnabled: false,
-          },
-        ];
-      }),
-    );
-  }
-
-  /** One route: its function behind the `live` alias, allowed exactly its DynamoDB actions, and its method. */
-  private addRoute(route: (typeof routes)[number], common: FunctionCommons): RouteFunction {
-    const facts = operations[route.operation];
-    const name = pascalCase(route.operation);
-    const { reservedConcurrency } = facts.function;
-    const fn = new StoreFunction(this, functionConstructId(route.operation), {
+  /** One route: its function behind the `live` alias, allowed exactly its DynamoDB actions and secrets, and its method. */
+  private addRoute(contract: OperationContract, common: FunctionCommons): RouteFunction {
+    const { route } = contract;
+    const name = pascalCase(contract.name);
+    const { reservedConcurrency } = contract.function;
+    const fn = new StoreFunction(this, functionConstructId(contract.name), {
       config: this.config,
-      name: route.operation,
+      contract,
       ...common,
       ...(reservedConcurrency === undefined ? {} : { reservedConcurrency: reservedConcurrency(this.config) }),
     });
-    this.grantTables(fn, facts.tableAccess);
-    if (facts.secrets?.includes('cursorKeys'))
-      fn.function.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['secretsmanager:GetSecretValue'],
-          resources: [secretArn(this, cursorSecretName(this.config.stage))],
-        }),
-      );
+    this.grantTables(fn, contract.tableAccess);
+    this.grantSecrets(fn, contract);
     const method = this.api.root.resourceForPath(resourcePath(route)).addMethod(
       route.method,
       new apigw.LambdaIntegration(fn.alias, {
         responseTransferMode: route.streaming ? apigw.ResponseTransferMode.STREAM : apigw.ResponseTransferMode.BUFFERED,
-        timeout: Duration.seconds(facts.integrationTimeoutSeconds),
+        timeout: Duration.seconds(contract.integrationTimeoutSeconds),
         // The console's test-invoke stage needs a permission of its own: only where the stage config allows it.
         allowTestInvoke: this.config.consoleTestInvoke,
       }),
       { operationName: route.operation },
     );
-    return { name, route, fn, method };
+    return { name, contract, route, fn, method };
   }
 
-  /** A function may do on each table exactly what its entry in infra/operations.ts says, one grant per table. */
+  /** A function reads exactly the secrets its contract names (GetSecretValue on each one's name). */
+  private grantSecrets(fn: StoreFunction, contract: FunctionContract) {
+    for (const secret of contract.secrets ?? [])
+      fn.function.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['secretsmanager:GetSecretValue'],
+          resources: [secretArn(this, secret.name(this.config.stage))],
+        }),
+      );
+  }
+
+  /** A function may do on each table exactly what its contract's `tableAccess` says, one grant per table. */
   private grantTables(fn: StoreFunction, access: TableAccess) {
     // Each table's ARN alone: Table.grant would add `<table>/index/*` to every grant on a table with an index.
     const arns: Record<keyof TableAccess, string> = {
@@ -304,33 +297,6 @@ export class StoreOrdersStack extends Stack {
     };
     for (const [table, actions] of Object.entries(access) as [keyof TableAccess, readonly string[]][])
       iam.Grant.addToPrincipal({ grantee: fn.function, actions: [...actions], resourceArns: [arns[table]] });
-  }
-
-  /**
-   * One usage plan per tier (`store-orders-<stage>-<tier>`): each key's rate, burst and daily
-   * quota, and the list's own throttle per key. Keys join a plan through the key tool, never
-   * through this stack: the plans hold no keys here, so a deploy never changes who is in which.
-   */
-  private addUsagePlans(): Record<TierName, apigw.UsagePlan> {
-    const { config } = this;
-    // A list or page method has its own throttle per key besides the key's overall one (infra/operations.ts).
-    const ownLimits = this.routeFunctions.flatMap(({ route, method }) => {
-      const limitClass = operations[route.operation].throttling;
-      return limitClass === 'request' ? [] : [{ method, field: methodLimitFields[limitClass] }];
-    });
-    const plans = Object.entries(config.tiers).map(([tier, limits]) => {
-      const plan = this.api.addUsagePlan(`UsagePlan-${tier}`, {
-        name: usagePlanName(config.stage, tier),
-        description: `Store Orders ${config.stage}: limits of each key in tier ${tier}`,
-        throttle: limits.throttling,
-        quota: { limit: limits.dailyQuota, period: apigw.Period.DAY },
-        apiStages: [
-          { stage: this.api.deploymentStage, throttle: ownLimits.map(({ method, field }) => ({ method, throttle: limits[field] })) },
-        ],
-      });
-      return [tier, plan] as const;
-    });
-    return Object.fromEntries(plans) as Record<TierName, apigw.UsagePlan>;
   }
 
   private addCustomDomain() {

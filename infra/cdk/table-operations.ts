@@ -1,5 +1,5 @@
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type { TableAccess } from '../operations.ts';
+import type { TableAccess } from '../function-contract.ts';
 
 type TableName = 'orders' | 'apiKeys' | 'listLeases';
 
@@ -16,7 +16,7 @@ const controlPlane = new Set(['DescribeTable']);
 
 /**
  * The operations the functions perform on each table, read from their grants (`tableAccess` in
- * infra/operations.ts): those DynamoDB reports throttles and errors for, per operation, which
+ * their contracts): those DynamoDB reports throttles and errors for, per operation, which
  * the monitoring watches. In the order of aws-cdk-lib's `dynamodb.Operation`. An action that is
  * neither such an operation nor known as control plane stops the synth, so a new grant cannot go unwatched.
  */

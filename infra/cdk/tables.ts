@@ -1,14 +1,12 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { cursorSecretName } from '../../shared/cursor-keys.ts';
-import { listLeaseAttributes } from '../../shared/list-leases.ts';
+import { listLeaseAttributes } from '../../functions/list-orders/list-leases.ts';
 import type { StageConfig } from '../stage-config.ts';
 import { addStatusIndex } from './status-index.ts';
 
-// A stage's data: its tables and the v2 list's cursor keys, built in the stack's own scope so
-// their construct ids (and logical ids) are the stack's.
+// A stage's data: its tables, built in the stack's own scope so their construct ids (and logical
+// ids) are the stack's.
 
 /** How the stack is being deployed, where that changes the tables. */
 export type TableDeploy = {
@@ -57,7 +55,7 @@ export const addTables = (
 };
 
 /**
- * One item per running list (shared/list-leases.ts): nothing to keep, so no fixed name and no
+ * One item per running list (functions/list-orders/list-leases.ts): nothing to keep, so no fixed name and no
  * retention; expired leases are removed by DynamoDB's TTL. Point-in-time recovery as on every
  * table (Control Tower CT.DYNAMODB.PR.1): for a table of a few small items it costs nothing.
  */
@@ -70,30 +68,4 @@ export const addListLeasesTable = (scope: Construct): dynamodb.Table => {
     timeToLiveAttribute: listLeaseAttributes.expiresAt,
     removalPolicy: RemovalPolicy.DESTROY,
   });
-};
-
-/**
- * The v2 list's cursor keys (shared/cursor-keys.ts): `{"current": <random>}`, made by Secrets
- * Manager at the first deploy. Rotated by hand (docs/runbook.md#rotating-the-cursor-key): the old
- * key moves to `previous` for a day, so cursors in flight still open.
- */
-export const addCursorKeys = (scope: Construct, config: Pick<StageConfig, 'stage'>): secretsmanager.Secret => {
-  const secret = new secretsmanager.Secret(scope, 'CursorKeys', {
-    secretName: cursorSecretName(config.stage),
-    description: `Store Orders ${config.stage}: keys of the v2 list's page cursors (current, previous)`,
-    generateSecretString: {
-      secretStringTemplate: '{}',
-      generateStringKey: 'current',
-      passwordLength: 64,
-      excludePunctuation: true,
-    },
-    // Nothing to keep: losing it only ends the cursors in flight.
-    removalPolicy: RemovalPolicy.DESTROY,
-  });
-  Validations.of(secret).acknowledge({
-    id: 'AwsSolutions::AwsSolutions-SMG4',
-    reason:
-      'Rotated by hand (docs/runbook.md#rotating-the-cursor-key): a rotation must keep the old key as "previous" for the cursor lifetime (24 h), which a single-user rotation Lambda does not do; a leaked key only lets its holder forge cursors, which reach no more orders than the key holder may list anyway.',
-  });
-  return secret;
 };

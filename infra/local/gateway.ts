@@ -12,7 +12,7 @@ import { once } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
+import { authorizationHeaderPattern } from '../../functions/authorizer/api-keys.ts';
 import { type ErrorCode, errorHeaders, type GatewayResponseType } from '../../shared/errors.ts';
 import { basePath, type Route } from '../../shared/routes.ts';
 import { type AuthorizerCache, createAuthorizerCache, policyAllows } from './authorizer-cache.ts';
@@ -31,9 +31,6 @@ import {
 } from './lambda-runtime.ts';
 import { eventPath, localApi, matchRoute, proxyEvent, type RouteMatch, routingPath } from './proxy-event.ts';
 import type { RateLimiter } from './rate-limits.ts';
-
-export type { Authorizer, LambdaHandler } from './lambda-runtime.ts';
-export type { ClientBounds } from './gateway-server.ts';
 
 /** A function as the local gateway runs it: its handler and the settings Lambda gives it (infra/function-settings.ts). */
 export type LocalFunction<Handler> = FunctionIdentity & {
@@ -311,7 +308,7 @@ const invokeRoute = async (gateway: GatewayState, route: Route, event: APIGatewa
 const invokeFunction = async (fn: LocalFunction<LambdaHandler>, route: Route, event: APIGatewayProxyEvent, res: ServerResponse) => {
   const { handler } = fn;
   if (route.streaming) {
-    if (!isStreamingHandler(handler)) throw new Error(`${route.handlerFile} is not a streaming handler`);
+    if (!isStreamingHandler(handler)) throw new Error(`${route.operation}'s handler is not a streaming handler`);
     const stream = new GatewayResponseStream(res);
     await invokeWithTimeout(fn, (context) => handler(event, stream, context));
     return;

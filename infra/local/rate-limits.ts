@@ -2,13 +2,12 @@
  * The local gateway's stand-in for API Gateway usage plans: per key (its usage identifier), the
  * limits of its tier, from the same stage config the stack builds its plans from. A token bucket
  * per key (rate and burst) over every operation, a second one per list or page operation (its own
- * limit: infra/operations.ts), and a count per UTC day against the daily quota. The developer's
- * `unlimited` tier has none.
+ * limit: its contract's `throttling`), and a count per UTC day against the daily quota. The
+ * developer's `unlimited` tier has none.
  */
 import type { Route } from '../../shared/routes.ts';
-import { factsOf } from '../operations.ts';
-import type { Throttling, Tier, unlimitedTier } from '../stage-config.ts';
-import { methodLimitFields } from '../tiers.ts';
+import type { LimitClass } from '../function-contract.ts';
+import { methodLimitFields, type Throttling, type Tier, type unlimitedTier } from '../tiers.ts';
 
 export type LocalLimits = {
   readonly tiers: Readonly<Record<string, Tier | typeof unlimitedTier>>;
@@ -39,7 +38,15 @@ class TokenBucket {
   }
 }
 
-export const createRateLimiter = (limits: LocalLimits, clock: () => number = Date.now) => {
+/**
+ * `limitClasses`: each operation's limit class (its contract's `throttling`); an operation not
+ * named (a test-only route) has only the key's overall limit.
+ */
+export const createRateLimiter = (
+  limits: LocalLimits,
+  limitClasses: ReadonlyMap<string, LimitClass> = new Map(),
+  clock: () => number = Date.now,
+) => {
   const buckets = new Map<string, TokenBucket>();
   const quotas = new Map<string, number>();
   const bucket = (id: string, throttling: Throttling, now: number) => {
@@ -64,9 +71,8 @@ export const createRateLimiter = (limits: LocalLimits, clock: () => number = Dat
       const used = quotas.get(day) ?? 0;
       if (used >= tier.dailyQuota) return 'QUOTA_EXCEEDED';
       const needed = [bucket(id, tier.throttling, now)];
-      // A list or page operation also has a limit of its own, as in the stack's usage plans; a
-      // test-only route (no entry in the operations table) only the key's overall one.
-      const limitClass = factsOf(route.operation)?.throttling ?? 'request';
+      // A list or page operation also has a limit of its own, as in the stack's usage plans.
+      const limitClass = limitClasses.get(route.operation) ?? 'request';
       if (limitClass !== 'request') needed.push(bucket(`${id}/${route.operation}`, tier[methodLimitFields[limitClass]], now));
       // Every bucket is refilled and checked before any token is taken.
       if (!needed.map((candidate) => candidate.ready(now)).every(Boolean)) return 'THROTTLED';

@@ -6,12 +6,13 @@
 import './service-name.ts'; // first: the shared modules' logger is made when they are imported
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
-import { bearerTokenPattern, findActiveKey } from '../../shared/api-keys.ts';
+import { bearerTokenPattern, findActiveKey } from '../../functions/authorizer/api-keys.ts';
 import { createApiKey, generateUsageKey, moveApiKey } from '../ops/key-store.ts';
 import { functionEnvSchema, integerSetting, tableName } from '../../shared/config.ts';
 import { createDocumentClient, type DocumentClient, type TableRef } from '../../shared/dynamo.ts';
 import type { Order } from '../../shared/schemas.ts';
-import { type LocalTierName, localStage } from '../stage-config.ts';
+import { localStage } from '../stage-config.ts';
+import type { LocalTierName } from '../tiers.ts';
 import { type DynamoDbCredentials, type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { allowedHostPattern } from './gateway-hosts.ts';
 import { drainMs, type Gateway } from './gateway.ts';

@@ -1,7 +1,7 @@
 /**
- * The OpenAPI 3.1 document of the API, built from the route table (shared/routes.ts), each
- * operation's contract (its entry in infra/operations.ts), the wire schemas (infra/openapi/openapi.ts)
- * and the error table (shared/errors.ts) the code itself uses. `npm run openapi`
+ * The OpenAPI 3.1 document of the API, built from each operation's route and its part of the
+ * published contract (its contract module, collected by infra/registry.ts), the wire schemas
+ * (infra/openapi/openapi.ts) and the error table (shared/errors.ts) the code itself uses. `npm run openapi`
  * (infra/openapi/cli.ts) writes it to docs/openapi.json; a test fails when the file is out of
  * date, and the local gateway serves the same document at GET /v1/openapi.json.
  */
@@ -9,10 +9,11 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
-import { perOperation } from '../operations.ts';
+import type { OperationContract } from '../function-contract.ts';
+import { registry } from '../registry.ts';
 import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from '../../shared/errors.ts';
-import { type HeaderObject, type OperationContract, errorWireSchema } from './openapi.ts';
-import { apiVersion, deprecationHeaders, type Operation, resourcePath, type Route, routes } from '../../shared/routes.ts';
+import { type HeaderObject, type PublishedOperation, errorWireSchema } from './openapi.ts';
+import { apiVersion, deprecationHeaders, resourcePath, type Route } from '../../shared/routes.ts';
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
 
@@ -26,8 +27,8 @@ export const documentVersion = z
   .object({ version: z.string().regex(/^\d+\.\d+\.\d+(-[\w.]+)?$/, 'must be a semantic version') })
   .parse(JSON.parse(readFileSync(resolve(repoRoot, 'package.json'), 'utf8'))).version;
 
-/** Each operation's contract, as its entry in infra/operations.ts states it. */
-export const operationContracts: Readonly<Record<Operation, OperationContract>> = perOperation((facts) => facts.contract);
+/** What the document reads of an operation's contract: its route and its part of the published contract. */
+export type PublishedRoute = Pick<OperationContract, 'route' | 'published'>;
 
 /**
  * Codes the API gateway answers with on its own for a route (gateway response table). The
@@ -48,7 +49,7 @@ const codesByStatus = (codes: Iterable<ErrorCode>) => {
 };
 
 /** The error codes each status of a route can carry: the handler's and the gateway's. */
-export const routeErrorCodes = (route: Route, contract: OperationContract): Map<number, ErrorCode[]> =>
+export const routeErrorCodes = (route: Route, contract: PublishedOperation): Map<number, ErrorCode[]> =>
   codesByStatus(new Set([...contract.errors, ...gatewayErrorCodes(route)]));
 
 /** Headers shared by many responses, as components (referenced, not repeated). */
@@ -120,7 +121,7 @@ const errorHeaderRefs = (codes: readonly ErrorCode[]): Record<string, { $ref: st
   );
 };
 
-const errorResponse = (route: Route, contract: OperationContract, status: number, codes: readonly ErrorCode[]): ResponseConfig => {
+const errorResponse = (route: Route, contract: PublishedOperation, status: number, codes: readonly ErrorCode[]): ResponseConfig => {
   const gateway = gatewayErrorCodes(route);
   const source = (code: ErrorCode) =>
     contract.errors.includes(code) ? (gateway.includes(code) ? ' (service or API gateway)' : '') : ' (API gateway)';
@@ -167,7 +168,7 @@ const requestOf = (
   return Object.keys(request).length === 0 ? {} : { request };
 };
 
-const operationOf = (route: Route, contract: OperationContract): RouteConfig => {
+const operationOf = ({ route, published: contract }: PublishedRoute): RouteConfig => {
   const names = pathParameterNames(route.path);
   const parameters = contract.pathParameters ?? {};
   for (const name of names)
@@ -221,26 +222,19 @@ Order ids and pet ids are int64 and exceed 2^53 − 1: read them without roundin
 The API version is the path prefix: \`/${apiVersion}\` (stable) and \`/v2\` (the order list in pages, filtered, resumable and splittable: \`experimental\`), served side by side. Changes within a version are additive (new optional fields, new operations); an \`experimental\` operation may still change or go in a later release, announced in the changelog. An operation's \`x-stability\` is \`stable\`, \`beta\` or \`experimental\`; a deprecated operation is marked \`deprecated\` and answers with \`Deprecation\` (RFC 9745), \`Sunset\` (RFC 8594) and \`Link\` (successor) headers. \`GET /pets/{petId}\` is not served by this service.`;
 
 /**
- * The OpenAPI 3.1 document of the API for a route table (the service's own by default;
- * tests pass tables with extra routes and contracts of their own).
+ * The OpenAPI 3.1 document of the API for a list of operations (the registry's by default; tests
+ * pass lists with operations of their own).
  */
-export const buildOpenApiDocument = (
-  routeTable: readonly Route[] = routes,
-  contracts: Readonly<Record<string, OperationContract>> = operationContracts,
-): OpenApiDocument => {
-  const registry = new OpenAPIRegistry();
-  registry.registerComponent('securitySchemes', 'bearerAuth', {
+export const buildOpenApiDocument = (operations: readonly PublishedRoute[] = registry.operations): OpenApiDocument => {
+  const paths = new OpenAPIRegistry();
+  paths.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
     description: 'An API key of the stage, sent as `Authorization: Bearer <API_KEY>`. A missing, unknown or revoked key answers 401.',
   });
-  for (const [name, header] of Object.entries(sharedHeaders)) registry.registerComponent('headers', name, header);
-  for (const route of routeTable) {
-    const contract = contracts[route.operation];
-    if (contract === undefined) throw new Error(`no OperationContract for route ${route.operation}`);
-    registry.registerPath(operationOf(route, contract));
-  }
-  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  for (const [name, header] of Object.entries(sharedHeaders)) paths.registerComponent('headers', name, header);
+  for (const operation of operations) paths.registerPath(operationOf(operation));
+  const document = new OpenApiGeneratorV31(paths.definitions).generateDocument({
     openapi: '3.1.0',
     info: { title: 'Store Orders Service', version: documentVersion, description: documentDescription },
     servers: [

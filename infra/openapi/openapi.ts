@@ -1,9 +1,9 @@
 /**
  * The published contract's vocabulary: the wire forms of the records the code uses (Order, Error)
  * built from the very zod schemas the functions validate with (shared/schemas.ts), and the shape of
- * one operation's contract. Each operation's own contract is its entry in infra/operations.ts;
- * infra/openapi/document.ts builds the OpenAPI document from both, and infra/openapi/cli.ts is
- * `npm run openapi`.
+ * one operation's part of the published contract. Each operation states its part in its contract
+ * module (`functions/<operation>/contract.ts`, `published`); infra/openapi/document.ts builds the
+ * OpenAPI document from both, and infra/openapi/cli.ts is `npm run openapi`.
  */
 import * as z from 'zod';
 import type * as core from 'zod/v4/core';
@@ -91,7 +91,7 @@ export const errorWireSchema = errorRecordSchema
   .meta({ id: 'Error', description: 'Every error answer, from the service and from the API gateway itself.' });
 
 /** What a route's handler answers; the gateway's own answers are added to every route. */
-export type OperationContract = {
+export type PublishedOperation = {
   readonly description: string;
   /** Schemas of the `{name}` segments of the route's path. */
   readonly pathParameters?: Readonly<Record<string, z.ZodType>>;

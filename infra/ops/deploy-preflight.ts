@@ -17,7 +17,7 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
-import { operations } from '../operations.ts';
+import { registry } from '../registry.ts';
 import { type StageConfig, type StageName, stages } from '../stage-config.ts';
 import { accountStackName, functionConstructId } from '../names.ts';
 import { type CheckResult, errorName, failedRead } from './checks.ts';
@@ -136,14 +136,12 @@ const checkBootstrap = async (clients: PreflightClients, account: string, region
 
 /**
  * The logical-id prefixes of the functions that reserve concurrency, with what they reserve: those
- * whose entry in infra/operations.ts sets reservedConcurrency (the list's and the v2 page's),
- * named `<Operation>Function` by the stack.
+ * whose contract sets reservedConcurrency (the list's and the v2 page's), named `<Operation>Function`
+ * by the stack.
  */
 const reservingFunctions = (config: StageConfig) =>
-  Object.entries(operations).flatMap(([operation, facts]) =>
-    facts.function.reservedConcurrency === undefined
-      ? []
-      : [{ id: functionConstructId(operation), reserves: facts.function.reservedConcurrency(config) }],
+  registry.operations.flatMap(({ name, function: settings }) =>
+    settings.reservedConcurrency === undefined ? [] : [{ id: functionConstructId(name), reserves: settings.reservedConcurrency(config) }],
   );
 
 /** What the stage's functions reserve today (a redeploy re-uses it), 0 before the first deploy. */

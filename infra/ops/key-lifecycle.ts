@@ -14,9 +14,9 @@
  * move or revoke again finishes the work (every step finds what an earlier run did, by name); a
  * create that failed says how to remove what it left, since a new create makes a new key id.
  */
-import { hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
+import { hashApiKey, keyIdOf } from '../../functions/authorizer/api-keys.ts';
 import { createApiKey, findKeyById, generateApiKey, generateUsageKey, moveApiKey, revokeApiKey } from './key-store.ts';
-import type { ApiKeyItem } from '../../shared/api-keys.ts';
+import type { ApiKeyItem } from '../../functions/authorizer/api-keys.ts';
 import type { TableRef } from '../../shared/dynamo.ts';
 import { apiKeyName, usagePlanName } from '../names.ts';
 import { type GatewayApiKey, type UsagePlanRef, type UsagePlans } from './usage-plans.ts';

@@ -1,10 +1,10 @@
 /**
  * The write side of API keys: issuing, listing, moving and revoking them (npm run keys, npm start,
- * tests). The functions only read keys (shared/api-keys.ts), so none of this ships.
+ * tests). The functions only read keys (functions/authorizer/api-keys.ts), so none of this ships.
  */
 import { randomBytes } from 'node:crypto';
 import { PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { type ApiKeyItem, apiKeyItemSchema, hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
+import { type ApiKeyItem, apiKeyItemSchema, hashApiKey, keyIdOf } from '../../functions/authorizer/api-keys.ts';
 import type { TableRef } from '../../shared/dynamo.ts';
 
 /** A new key: the stage prefix (so a leaked key is recognisable) and 256 random bits. */

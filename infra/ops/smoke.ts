@@ -5,11 +5,11 @@
  * order it may cancel. One line per check (PASS, FAIL, or BUSY when the service kept refusing with
  * a documented 429 or 503 and Retry-After), a summary, exit code 1 on any FAIL (2 on a usage
  * error; BUSY alone exits 0), and a timeout on every request. This file reads the command line; the checks themselves
- * (which also ship in the canary) are shared/smoke-check.ts.
+ * (which also ship in the canary) are functions/canary/smoke-check.ts.
  */
 import { parseArgs } from 'node:util';
-import { parseOrderId } from '../../shared/order-id.ts';
-import { type SmokeOptions, smoke } from '../../shared/smoke-check.ts';
+import { parseOrderId } from '../../functions/cancel-order/order-id.ts';
+import { type SmokeOptions, smoke } from '../../functions/canary/smoke-check.ts';
 import { type StageName, stages } from '../stage-config.ts';
 
 const usage = `Usage: npm run smoke -- --base-url <url> [--stage <stage>] [--cancel <orderId>] [--timeout-ms <ms>] [--list-bytes <n>]

@@ -18,7 +18,8 @@ import {
 } from '../../client/src/index.ts';
 import type { LocalLimits } from '../../infra/local/rate-limits.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
-import { localStage, type Tier } from '../../infra/stage-config.ts';
+import { localStage } from '../../infra/stage-config.ts';
+import { type Tier } from '../../infra/tiers.ts';
 import { readAll, recordingFetch } from '../lib/client.ts';
 import { order, startTestApi } from '../lib/local-api.ts';
 

@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resourcePath, routes } from '../../shared/routes.ts';
+import { resourcePath } from '../../shared/routes.ts';
+import { routes } from '../../infra/registry.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 const installCommand = 'apt-get update && apt-get install -y chromium';

@@ -7,9 +7,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { localStage, type StageConfig, stages, unlimitedTier } from '../../infra/stage-config.ts';
+import { localStage, type StageConfig, stages } from '../../infra/stage-config.ts';
+import { unlimitedTier } from '../../infra/tiers.ts';
 import { repoRoot, stageNames, sharedApp } from '../lib/cdk.ts';
 import { tableRows } from '../lib/markdown.ts';
+import { contractOf } from '../../infra/registry.ts';
 
 const page = (name: string) => readFileSync(join(repoRoot, 'docs', name), 'utf8');
 
@@ -58,14 +60,15 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
   },
   'alarm thresholds: 5xx %, cancel p99 ms, list first byte p99 ms, v2 page p99 ms, function or authorizer failures, refused keys (per 5 min)':
     {
-      cell: ({ alarms: a }) =>
+      cell: (c) =>
         [
-          a.serverErrorRatePercent,
-          a.cancelP99LatencyMs,
-          a.listFirstByteP99Ms,
-          a.pagedListP99LatencyMs,
-          a.functionErrors,
-          a.authFailures,
+          c.alarms.serverErrorRatePercent,
+          // Each latency guard's threshold is its operation's contract's.
+          ...(['cancelOrder', 'listOrders', 'listOrdersPaged'] as const).map(
+            (operation) => contractOf(operation).alarms.latencyP99!.thresholdMs[c.stage],
+          ),
+          c.alarms.functionErrors,
+          c.alarms.authFailures,
         ].join(', '),
       shows: ['alarms'],
     },

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
-import { acquireListLease, releaseListLease } from '../../shared/list-leases.ts';
+import { acquireListLease, releaseListLease } from '../../functions/list-orders/list-leases.ts';
 import { canaryTier, isProbeOrderId } from '../../shared/probes.ts';
 import { bundleCanaryScript } from '../../infra/cdk/release-checks.ts';
 import { localStage } from '../../infra/stage-config.ts';

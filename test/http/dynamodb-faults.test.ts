@@ -122,7 +122,7 @@ describe('while DynamoDB hangs (process paused)', () => {
 
   it('the authorizer fails within a few seconds with service_unavailable, which the gateway answers as 500 (not 401)', async () => {
     const { key } = await createApiKey(api.apiKeys, { name: 'never cached', prefix: 'so_test_' });
-    const authorizer = (await import('../../functions/authorizer.ts')).handler as unknown as (
+    const authorizer = (await import('../../functions/authorizer/handler.ts')).handler as unknown as (
       event: APIGatewayTokenAuthorizerEvent,
       context: Context,
     ) => Promise<unknown>;

@@ -1,6 +1,7 @@
 import { DeleteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localStage, type Tier } from '../../infra/stage-config.ts';
+import { localStage } from '../../infra/stage-config.ts';
+import { type Tier } from '../../infra/tiers.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { errorRecord } from '../../shared/errors.ts';
 import { order, request, startTestApi } from '../lib/local-api.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bindingHash, sealCursor } from '../../shared/cursor.ts';
+import { bindingHash, sealCursor } from '../../functions/list-orders-paged/cursor.ts';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
-import { parseListQuery, queryBinding } from '../../shared/list-query.ts';
+import { parseListQuery, queryBinding } from '../../functions/list-orders-paged/list-query.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { type ApiResponse, order, request, startTestApi } from '../lib/local-api.ts';
 

@@ -3,7 +3,8 @@ import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localStage, type Tier } from '../../infra/stage-config.ts';
+import { localStage } from '../../infra/stage-config.ts';
+import { type Tier } from '../../infra/tiers.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { order, request, startTestApi } from '../lib/local-api.ts';
 

@@ -1,25 +1,29 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, operationContracts } from '../../infra/openapi/document.ts';
-import { resourcePath, routes as serviceRoutes } from '../../shared/routes.ts';
-import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
-import { deprecatedFunction, deprecatedRoute } from '../fixtures/deprecated-route.ts';
+import { buildOpenApiDocument } from '../../infra/openapi/document.ts';
+import { routes } from '../../infra/registry.ts';
+import { resourcePath } from '../../shared/routes.ts';
+import { route as deprecatedRoute } from '../fixtures/deprecated-operation/route.ts';
+import { withDeprecated } from '../fixtures/deprecated-operation/contract.ts';
 import { request, startTestApi } from '../lib/local-api.ts';
 
-// The service's route table plus the test-only deprecated route, as a deprecated route of the service would stand.
-const routes = [...serviceRoutes, deprecatedRoute];
-
-const document = buildOpenApiDocument(routes, { ...operationContracts, [deprecatedRoute.operation]: deprecatedContract });
+// The service's registry plus the test-only deprecated operation, as a deprecated operation of the service would stand.
+const document = buildOpenApiDocument(withDeprecated.operations);
 const legacy = document.paths?.[resourcePath(deprecatedRoute)]?.get;
 
 describe('a deprecated route', () => {
   let api: Awaited<ReturnType<typeof startTestApi>>;
   beforeAll(async () => {
-    api = await startTestApi([], { routes, extraFunctions: { [deprecatedRoute.operation]: deprecatedFunction } });
+    api = await startTestApi([], { registry: withDeprecated });
   });
   afterAll(() => api?.close());
 
-  it('is in the route table the service is built from', () => {
-    expect(routes.map((route) => route.operation)).toEqual(['listOrders', 'cancelOrder', 'listOrdersPaged', 'listOrdersLegacy']);
+  it('is in the registry the service is built from', () => {
+    expect(withDeprecated.operations.map(({ route }) => route.operation)).toEqual([
+      'listOrders',
+      'cancelOrder',
+      'listOrdersPaged',
+      'listOrdersLegacy',
+    ]);
   });
 
   it('answers with Deprecation (RFC 9745), Sunset (RFC 8594) and a successor Link', async () => {
@@ -55,7 +59,7 @@ describe('a deprecated route', () => {
     expect(ok.headers.Link?.required).toBe(true);
     const unauthorized = legacy?.responses?.['401'] as { headers: Record<string, { required: boolean }> };
     expect(unauthorized.headers.Deprecation?.required).toBe(false);
-    for (const path of serviceRoutes.map(resourcePath)) {
+    for (const path of routes.map(resourcePath)) {
       for (const operation of Object.values(document.paths?.[path] ?? {})) expect(operation).not.toHaveProperty('deprecated');
     }
   });

@@ -3,7 +3,8 @@ import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { type LambdaHandler, startGateway } from '../../infra/local/gateway.ts';
+import { startGateway } from '../../infra/local/gateway.ts';
+import { type LambdaHandler } from '../../infra/local/lambda-runtime.ts';
 import { installLambdaStreamingGlobals } from '../../infra/local/lambda-runtime.ts';
 import type { Route } from '../../shared/routes.ts';
 import { portAccepts } from '../lib/service-process.ts';
@@ -16,7 +17,6 @@ const testRoute = (operation: string, streaming: boolean): Route => ({
   operation,
   method: 'GET',
   path: `/test/${operation}`,
-  handlerFile: 'test-only',
   streaming,
   summary: 'test-only',
   stability: 'experimental',

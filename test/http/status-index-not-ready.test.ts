@@ -1,7 +1,8 @@
 import { DescribeTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { smoke } from '../../shared/smoke-check.ts';
-import { indexRetryAfterSeconds, statusIndex } from '../../shared/status-index.ts';
+import { smoke } from '../../functions/canary/smoke-check.ts';
+import { indexRetryAfterSeconds } from '../../functions/list-orders-paged/index-not-ready.ts';
+import { statusIndex } from '../../shared/status-index.ts';
 import { order, request, startTestApi } from '../lib/local-api.ts';
 
 // A stage deployed with ordersStatusIndex false (docs/deploying.md#the-status-index): the orders

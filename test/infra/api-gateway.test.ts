@@ -2,10 +2,11 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { serviceName } from '../../infra/names.ts';
-import { listSlotProblems, localStage, stages, tierNames, tierProblems, unlimitedTier } from '../../infra/stage-config.ts';
+import { localStage, stages } from '../../infra/stage-config.ts';
+import { listSlotProblems, tierNames, tierProblems, unlimitedTier } from '../../infra/tiers.ts';
 import { accessLogFormat } from '../../infra/cdk/api-gateway.ts';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
-import { authorizationHeaderPattern } from '../../shared/api-keys.ts';
+import { authorizationHeaderPattern } from '../../functions/authorizer/api-keys.ts';
 import {
   type ErrorCode,
   errorCodes,
@@ -16,7 +17,8 @@ import {
   authorizerContextHeaders,
   quotaResetContextKey,
 } from '../../shared/errors.ts';
-import { resourcePath, routes } from '../../shared/routes.ts';
+import { resourcePath } from '../../shared/routes.ts';
+import { routes } from '../../infra/registry.ts';
 import { cdkJsonContext, logicalId, methodsByRoute, stageNames, sharedApp, synthApp, tempDir } from '../lib/cdk.ts';
 
 const { stack, template } = sharedApp();

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { budgetStackName } from '../../infra/cdk/store-orders-budget-stack.ts';
+import { budgetStackName } from '../../infra/names.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { repoRoot, sharedApp } from '../lib/cdk.ts';
 import {

@@ -35,7 +35,7 @@ describe.each(stageNames)('delivery to %s', (stage) => {
       CodeDeployLambdaAliasUpdate: {
         ApplicationName: { Ref: expect.stringMatching(/^Deployments/) },
         DeploymentGroupName: { Ref: logicalId(s, fn.deploymentGroup) },
-        // The new version is checked before any traffic moves to it (functions/pre-traffic-hook.ts).
+        // The new version is checked before any traffic moves to it (functions/pre-traffic-hook/handler.ts).
         BeforeAllowTrafficHook: { Ref: logicalId(s, s.preTrafficHook.function) },
       },
     });

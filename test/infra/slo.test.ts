@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { stages } from '../../infra/stage-config.ts';
+import { contractOf } from '../../infra/registry.ts';
+import { type StageName, stages } from '../../infra/stage-config.ts';
 import { tableRows } from '../lib/markdown.ts';
 import { logicalId, repoRoot, stageNames, sharedApp } from '../lib/cdk.ts';
 import { resolve } from '../lib/template.ts';
@@ -18,6 +19,12 @@ type MathMetric = {
 
 const operating = readFileSync(join(repoRoot, 'docs/operating.md'), 'utf8');
 const runbook = readFileSync(join(repoRoot, 'docs/runbook.md'), 'utf8');
+
+/** The operations' own objectives on a stage, as their contracts state them. */
+const operationSlos = (stage: StageName) => ({
+  cancelLatency: contractOf('cancelOrder').alarms.slo!.objective[stage],
+  listFirstByte: contractOf('listOrders').alarms.slo!.objective[stage],
+});
 
 describe.each(stageNames)('the %s SLO burn-rate alarms', (stage) => {
   const t = template(stage).toJSON() as { Resources: Record<string, { Type: string; Properties: Props }> };
@@ -65,12 +72,13 @@ describe.each(stageNames)('the %s SLO burn-rate alarms', (stage) => {
     expect(metricAlarms.filter(([, r]) => /Burn(Long|Short)$/.test(String(r.Properties.AlarmName)))).toHaveLength(18);
   });
 
-  it('spends the error budget of the target the stage configures: bad fraction over (1 − target)', () => {
+  it('spends the error budget of the target the stage and the operations configure: bad fraction over (1 − target)', () => {
     const { slo } = stages[stage].alarms;
+    const { cancelLatency, listFirstByte } = operationSlos(stage);
     const budgets: Record<string, number> = {
       Availability: 1 - slo.availabilityPercent / 100,
-      CancelLatency: 1 - slo.cancelLatency.percent / 100,
-      ListFirstByte: 1 - slo.listFirstByte.percent / 100,
+      CancelLatency: 1 - cancelLatency.percent / 100,
+      ListFirstByte: 1 - listFirstByte.percent / 100,
     };
     for (const tier of tiers) {
       const sloId = tier.id.replace(/(Fast|Medium|Slow)Burn$/, '');
@@ -81,11 +89,11 @@ describe.each(stageNames)('the %s SLO burn-rate alarms', (stage) => {
       (tiers.find((tier) => tier.id === id)!.long.Metrics as MathMetric[]).find((m) => m.Id === 'good')!.MetricStat!;
     // Good events of a latency SLO: the percentile rank of the threshold (the % of requests at or under it).
     expect(good('CancelLatencyFastBurn')).toMatchObject({
-      Stat: `PR(:${slo.cancelLatency.thresholdMs})`,
+      Stat: `PR(:${cancelLatency.thresholdMs})`,
       Metric: { MetricName: 'Latency' },
     });
     expect(good('ListFirstByteFastBurn')).toMatchObject({
-      Stat: `PR(:${slo.listFirstByte.thresholdMs})`,
+      Stat: `PR(:${listFirstByte.thresholdMs})`,
       Metric: { MetricName: 'ListFirstByte' },
     });
   });
@@ -93,11 +101,12 @@ describe.each(stageNames)('the %s SLO burn-rate alarms', (stage) => {
   it('states each SLO in docs/operating.md as the template has it, and each tier with its windows and burn rate', () => {
     const rows = tableRows(operating, 'SLO');
     const { slo } = stages[stage].alarms;
+    const { cancelLatency, listFirstByte } = operationSlos(stage);
     const column = stage === 'staging' ? 1 : 2;
     const cell = (name: string) => rows.find(([first]) => first!.includes(`\`${name}\``))?.[column];
     expect(cell('Availability')).toBe(`${slo.availabilityPercent} %`);
-    expect(cell('CancelLatency')).toBe(`${slo.cancelLatency.percent} % ≤ ${slo.cancelLatency.thresholdMs} ms`);
-    expect(cell('ListFirstByte')).toBe(`${slo.listFirstByte.percent} % ≤ ${slo.listFirstByte.thresholdMs} ms`);
+    expect(cell('CancelLatency')).toBe(`${cancelLatency.percent} % ≤ ${cancelLatency.thresholdMs} ms`);
+    expect(cell('ListFirstByte')).toBe(`${listFirstByte.percent} % ≤ ${listFirstByte.thresholdMs} ms`);
     const tierRows = tableRows(operating, 'burn tier');
     const duration = (seconds: number) =>
       seconds >= 86_400 ? `${seconds / 86_400} d` : seconds >= 3600 ? `${seconds / 3600} h` : `${seconds / 60} min`;

@@ -3,9 +3,8 @@ import { accessSync, constants, existsSync, readdirSync, readFileSync, writeFile
 import { delimiter, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
-import { routes } from '../../shared/routes.ts';
-import { accountStackName } from '../../infra/cdk/store-orders-account-stack.ts';
-import { budgetStackName } from '../../infra/cdk/store-orders-budget-stack.ts';
+import { routes } from '../../infra/registry.ts';
+import { accountStackName, budgetStackName } from '../../infra/names.ts';
 import { repoRoot, tempDir } from '../lib/cdk.ts';
 
 /** This process's environment without anything that could give the CLI AWS credentials or a target. */

@@ -1,6 +1,6 @@
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { findActiveKey, hashApiKey } from '../../shared/api-keys.ts';
+import { findActiveKey, hashApiKey } from '../../functions/authorizer/api-keys.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../infra/ops/key-store.ts';
 import { createTestTables } from '../lib/local-api.ts';
 

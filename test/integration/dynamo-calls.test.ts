@@ -5,7 +5,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { callDeadline, createDocumentClient } from '../../shared/dynamo.ts';
 import { dynamoDbFields, dynamoDbRecord, listedCalls, startDynamoDbRecord } from '../../shared/dynamo-calls.ts';
-import { acquireListLease } from '../../shared/list-leases.ts';
+import { acquireListLease } from '../../functions/list-orders/list-leases.ts';
 import { cancelOrder } from '../../shared/orders-repository.ts';
 import { createTestTables, order } from '../lib/local-api.ts';
 

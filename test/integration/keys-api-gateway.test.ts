@@ -2,7 +2,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { run } from '../../infra/ops/keys.ts';
 import { stages } from '../../infra/stage-config.ts';
-import { findActiveKey, hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
+import { findActiveKey, hashApiKey, keyIdOf } from '../../functions/authorizer/api-keys.ts';
 import { findKeyById } from '../../infra/ops/key-store.ts';
 import { createTestTables, dynamoDbEndpoint } from '../lib/local-api.ts';
 import { fakeApiGateway } from '../lib/fake-api-gateway.ts';

@@ -9,7 +9,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, describe, expect, it } from 'vitest';
 import { canaryKeySecret, canaryKeySecretName } from '../../shared/canary-key.ts';
 import { run } from '../../infra/ops/keys.ts';
-import { findActiveKey } from '../../shared/api-keys.ts';
+import { findActiveKey } from '../../functions/authorizer/api-keys.ts';
 import { findKeyById } from '../../infra/ops/key-store.ts';
 import { createTestTables, dynamoDbEndpoint } from '../lib/local-api.ts';
 import { fakeApiGateway } from '../lib/fake-api-gateway.ts';

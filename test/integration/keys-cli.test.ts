@@ -8,7 +8,7 @@ import { resolveTarget, run } from '../../infra/ops/keys.ts';
 import { type LocalState, writeLocalState } from '../../infra/local/local-state.ts';
 import { apiKeysTableKey, ensureTable } from '../../infra/local/tables.ts';
 import { localStage, stages } from '../../infra/stage-config.ts';
-import { findActiveKey } from '../../shared/api-keys.ts';
+import { findActiveKey } from '../../functions/authorizer/api-keys.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import { createTestTables, dynamoDbEndpoint } from '../lib/local-api.ts';
 

@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { acquireListLease, maxLeaseSeconds, releaseListLease } from '../../shared/list-leases.ts';
+import { acquireListLease, maxLeaseSeconds, releaseListLease } from '../../functions/list-orders/list-leases.ts';
 import { createTestTables } from '../lib/local-api.ts';
 
 const inAMinute = () => new Date(Date.now() + 60_000);

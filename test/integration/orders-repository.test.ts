@@ -1,7 +1,8 @@
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { cancelOrder, type InvalidItemReport, scanOrderPages } from '../../shared/orders-repository.ts';
+import { cancelOrder, scanOrderPages } from '../../shared/orders-repository.ts';
+import type { InvalidItemReport } from '../../shared/schemas.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { createTestTables, order } from '../lib/local-api.ts';
 

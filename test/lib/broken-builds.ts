@@ -14,36 +14,36 @@ type Fault = { readonly handlerFile: string; readonly file: string; readonly rep
 export const faults = {
   // Refuses every key with exactly "Unauthorized": 401 for every client, no 5xx, no error metric.
   authorizer: {
-    handlerFile: 'functions/authorizer.ts',
-    file: 'functions/authorizer.ts',
+    handlerFile: 'functions/authorizer/handler.ts',
+    file: 'functions/authorizer/handler.ts',
     replace: 'if (key === undefined) {',
     with: 'if (true) {',
   },
   // Answers 200 with [] whatever the table holds.
   listOrders: {
-    handlerFile: 'functions/list-orders.ts',
-    file: 'functions/list-orders.ts',
+    handlerFile: 'functions/list-orders/handler.ts',
+    file: 'functions/list-orders/handler.ts',
     replace: 'if (page.value.length === 0) continue;',
     with: 'continue;',
   },
   // Answers 204 without cancelling anything.
   cancelOrder: {
-    handlerFile: 'functions/cancel-order.ts',
-    file: 'functions/cancel-order.ts',
+    handlerFile: 'functions/cancel-order/handler.ts',
+    file: 'functions/cancel-order/handler.ts',
     replace: 'const result = await cancelOrder(orders, orderId, { deadline: callDeadline(context) });',
     with: "const result = { outcome: 'already_cancelled' as const } as Awaited<ReturnType<typeof cancelOrder>>; void callDeadline;",
   },
   // Answers 409 order_not_cancellable for a pending order (and cancels nothing): only 4xx, no error metric.
   cancelPendingConflict: {
-    handlerFile: 'functions/cancel-order.ts',
-    file: 'functions/cancel-order.ts',
+    handlerFile: 'functions/cancel-order/handler.ts',
+    file: 'functions/cancel-order/handler.ts',
     replace: 'const result = await cancelOrder(orders, orderId, { deadline: callDeadline(context) });',
     with: "const result = { outcome: 'not_cancellable' as const, status: 'pending' } as Awaited<ReturnType<typeof cancelOrder>>; void callDeadline;",
   },
   // Answers every page after the first 400 invalid_cursor: only 4xx, no error metric.
   secondPageInvalid: {
-    handlerFile: 'functions/list-orders-paged.ts',
-    file: 'functions/list-orders-paged.ts',
+    handlerFile: 'functions/list-orders-paged/handler.ts',
+    file: 'functions/list-orders-paged/handler.ts',
     replace: 'if (query.cursor === undefined) return undefined;',
     with: "if (query.cursor === undefined) return undefined; throw apiError('invalid_cursor');",
   },

@@ -5,6 +5,7 @@ import type { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll } from 'vitest';
 import { createApp } from '../../infra/cdk/app.ts';
+import type { Registry } from '../../infra/registry.ts';
 import { type StageName, stages } from '../../infra/stage-config.ts';
 import type { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
 
@@ -20,13 +21,13 @@ export const tempDir = (prefix: string): string => {
   return dir;
 };
 
-type SynthOptions = { bundle?: string[]; context?: Record<string, unknown>; controlTower?: boolean };
+type SynthOptions = { bundle?: string[]; context?: Record<string, unknown>; controlTower?: boolean; registry?: Registry };
 
 const buildApp = (outdir: string, options: SynthOptions) => {
   const app: App = createApp(
     { outdir, context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': options.bundle ?? [], ...options.context } },
     undefined,
-    { controlTower: options.controlTower ?? false },
+    { controlTower: options.controlTower ?? false, ...(options.registry === undefined ? {} : { registry: options.registry }) },
   );
   const stack = (stage: StageName) => app.node.findChild(stages[stage].stackName) as StoreOrdersStack;
   const templates = new Map<StageName, Template>();

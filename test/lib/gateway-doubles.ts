@@ -1,5 +1,6 @@
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
-import type { LambdaHandler, LocalFunction } from '../../infra/local/gateway.ts';
+import type { LocalFunction } from '../../infra/local/gateway.ts';
+import type { LambdaHandler } from '../../infra/local/lambda-runtime.ts';
 import type { Route } from '../../shared/routes.ts';
 
 // Stand-ins for the functions behind the local gateway, for tests about the gateway itself.
@@ -20,7 +21,6 @@ export const testRoute = (operation: string, method: Route['method'], path: stri
   operation,
   method,
   path,
-  handlerFile: 'test-only',
   streaming: false,
   summary: 'test-only',
   stability: 'experimental',

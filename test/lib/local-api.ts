@@ -34,10 +34,7 @@ export const createTestTables = async (orders: readonly Order[] = [], endpoint: 
 export const startTestApi = async (
   orders: readonly Order[],
   options: Partial<
-    Pick<
-      LocalApiOptions,
-      'stage' | 'routes' | 'extraFunctions' | 'environment' | 'documents' | 'dynamoDbEndpoint' | 'limits' | 'allowedHosts'
-    >
+    Pick<LocalApiOptions, 'stage' | 'registry' | 'environment' | 'documents' | 'dynamoDbEndpoint' | 'limits' | 'allowedHosts'>
   > = {},
 ) => {
   const endpoint = options.dynamoDbEndpoint ?? dynamoDbEndpoint();

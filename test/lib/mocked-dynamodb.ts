@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { Gateway } from '../../infra/local/gateway.ts';
 import { startLocalApi } from '../../infra/local/local-api.ts';
 import { type FunctionStage, localStage } from '../../infra/stage-config.ts';
-import { hashApiKey, keyIdOf } from '../../shared/api-keys.ts';
+import { hashApiKey, keyIdOf } from '../../functions/authorizer/api-keys.ts';
 
 export const mockedDynamoDbApi = (key: string, stage: Partial<FunctionStage> = {}) => {
   const dynamo = mockClient(DynamoDBDocumentClient);

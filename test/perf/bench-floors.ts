@@ -2,7 +2,7 @@
 import { DynamoDBClient, GetItemCommand, ScanCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { hashApiKey } from '../../shared/api-keys.ts';
+import { hashApiKey } from '../../functions/authorizer/api-keys.ts';
 import { type DocumentClient } from '../../shared/dynamo.ts';
 import { cancelOrder } from '../../shared/orders-repository.ts';
 

@@ -20,7 +20,7 @@ import type { DynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
 import type { Gateway } from '../../infra/local/gateway.ts';
 import { localStage } from '../../infra/stage-config.ts';
 import type { DocumentClient } from '../../shared/dynamo.ts';
-import { pageSizeBounds } from '../../shared/list-query.ts';
+import { pageSizeBounds } from '../../functions/list-orders-paged/list-query.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { statusIndex } from '../../shared/status-index.ts';
 

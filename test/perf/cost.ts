@@ -3,7 +3,8 @@
  * DynamoDB capacity units as DynamoDB Local reports them) and AWS's published list prices.
  * Memory sizes come from infra/function-settings.ts, the ones the stack deploys.
  */
-import { type FunctionName, functionSettings } from '../../infra/function-settings.ts';
+import { functionSettings } from '../../infra/function-settings.ts';
+import { type FunctionName } from '../../infra/registry.ts';
 
 /**
  * US East (N. Virginia) list prices in USD, read from the AWS pricing pages in November 2026:

@@ -11,7 +11,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { FunctionName } from '../../infra/function-settings.ts';
+import type { FunctionName } from '../../infra/registry.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { buildCatalog } from '../lib/alarm-scenarios/catalog.ts';
 import { type Scenario, scenarios } from '../lib/alarm-scenarios/scenarios.ts';

@@ -8,7 +8,7 @@ import {
   parseCursorSecrets,
   sealCursor,
   type StartKey,
-} from '../../shared/cursor.ts';
+} from '../../functions/list-orders-paged/cursor.ts';
 
 const secrets = { current: 'a'.repeat(32) + '-current-secret-of-the-stage' };
 const binding = bindingHash({ status: 'pending' });

@@ -30,8 +30,8 @@ describe('when DynamoDB fails', () => {
     installLambdaStreamingGlobals();
     vi.stubEnv('STAGE_NAME', 'local');
     vi.stubEnv('CURSOR_SECRETS', JSON.stringify({ current: 'test-cursor-secret-0123456789abcdef' }));
-    cancelHandler = (await import('../../functions/cancel-order.ts')).handler as never;
-    pagedHandler = (await import('../../functions/list-orders-paged.ts')).handler as never;
+    cancelHandler = (await import('../../functions/cancel-order/handler.ts')).handler as never;
+    pagedHandler = (await import('../../functions/list-orders-paged/handler.ts')).handler as never;
   });
   afterEach(() => dynamo.reset());
   afterAll(() => {

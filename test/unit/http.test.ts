@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { authorizationHeaderPattern, bearerToken, hashApiKey, wholeApiArn } from '../../shared/api-keys.ts';
+import { authorizationHeaderPattern, bearerToken, hashApiKey, wholeApiArn } from '../../functions/authorizer/api-keys.ts';
 import { acceptsGzip, header } from '../../shared/http.ts';
-import { deprecationHeaders, routeOf } from '../../shared/routes.ts';
+import { deprecationHeaders } from '../../shared/routes.ts';
+import { routeOf } from '../../infra/registry.ts';
 
 describe('Accept-Encoding negotiation', () => {
   it.each([

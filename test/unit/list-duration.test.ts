@@ -63,7 +63,7 @@ describe('a list still read at an honest rate (production settings, fake timers)
   const printed: string[] = [];
 
   beforeAll(async () => {
-    const environment = functionEnvironment('listOrders', stages.production, {
+    const environment = functionEnvironment(settings, stages.production, {
       orders: 'orders',
       apiKeys: 'api-keys',
       listLeases: 'leases',
@@ -77,7 +77,7 @@ describe('a list still read at an honest rate (production settings, fake timers)
     installLambdaStreamingGlobals();
     // The settings above already loaded the logger and metrics (silent in tests): the handler's modules load afresh, with the stage's environment.
     vi.resetModules();
-    handler = (await import('../../functions/list-orders.ts')).handler as never;
+    handler = (await import('../../functions/list-orders/handler.ts')).handler as never;
     dynamo.on(DescribeTableCommand).resolves({ Table: { ItemCount: 1_000 } });
     dynamo.on(PutCommand).resolves({});
     dynamo.on(DeleteCommand).resolves({});

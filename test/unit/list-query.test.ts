@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isApiError } from '../../shared/errors.ts';
-import { instantOf, matches, pageSource, parseListQuery, queryBinding } from '../../shared/list-query.ts';
+import { instantOf, matches, pageSource, parseListQuery, queryBinding } from '../../functions/list-orders-paged/list-query.ts';
 
 const refusal = (parameters: Record<string, string>) => {
   try {

@@ -1,11 +1,12 @@
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { functionEnvironment } from '../../infra/function-settings.ts';
-import { listOrdersDescription, operations } from '../../infra/operations.ts';
+import { functionEnvironment, functionSettings } from '../../infra/function-settings.ts';
+import { functionsOf } from '../../infra/registry.ts';
+import { listOrdersDescription } from '../../functions/list-orders/contract.ts';
 import { buildOpenApiDocument } from '../../infra/openapi/document.ts';
 import { type StageConfig, stages } from '../../infra/stage-config.ts';
 import { tableOperations } from '../../infra/cdk/table-operations.ts';
-import { maxListMs, minBytesPerSecond } from '../../shared/list-cuts.ts';
+import { maxListMs, minBytesPerSecond } from '../../functions/list-orders/list-cuts.ts';
 
 // Every number once: what the published contract and the monitoring state is read from where the
 // service takes it, never written a second time (docs/decisions.md, "Every number once").
@@ -20,7 +21,7 @@ describe("the v1 list's published description", () => {
   });
 
   it('states the limits the list function runs with', () => {
-    const environment = functionEnvironment('listOrders', production, tables);
+    const environment = functionEnvironment(functionSettings.listOrders, production, tables);
     const millions = (count: string) => `${(Number(count) / 1_000_000).toFixed(1)} million`;
     expect(published).toContain(`about ${millions(environment.LIST_MAX_ORDERS!)} orders uncompressed`);
     expect(published).toContain(`${millions(environment.LIST_MAX_ORDERS_GZIP!)} with gzip`);
@@ -49,10 +50,7 @@ describe("the v1 list's published description", () => {
 
 describe('the operations the monitoring watches on each table', () => {
   it('are those the functions are granted (tableAccess), in dynamodb.Operation order, DescribeTable left out', () => {
-    const grants = [
-      ...Object.values(operations).map((facts) => facts.tableAccess),
-      { apiKeys: ['dynamodb:GetItem'] }, // the authorizer's
-    ];
+    const grants = functionsOf().map((contract) => contract.tableAccess);
     expect(tableOperations(grants)).toEqual({
       orders: [dynamodb.Operation.SCAN, dynamodb.Operation.QUERY, dynamodb.Operation.UPDATE_ITEM],
       apiKeys: [dynamodb.Operation.GET_ITEM],

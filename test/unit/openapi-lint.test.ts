@@ -3,10 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openApiFiles } from '../../infra/openapi/cli.ts';
-import { buildOpenApiDocument, openApiJson, operationContracts } from '../../infra/openapi/document.ts';
-import { routes } from '../../shared/routes.ts';
-import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
-import { deprecatedRoute } from '../fixtures/deprecated-route.ts';
+import { buildOpenApiDocument, openApiJson } from '../../infra/openapi/document.ts';
+import { withDeprecated } from '../fixtures/deprecated-operation/contract.ts';
 import { runJsonCli } from '../lib/json-cli.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
@@ -35,9 +33,8 @@ describe('OpenAPI lint (Redocly, recommended-strict)', () => {
   it('passes a document with a deprecated operation too', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'openapi-lint-'));
     tempDirs.push(dir);
-    const contracts = { ...operationContracts, [deprecatedRoute.operation]: deprecatedContract };
     const file = join(dir, 'openapi.json');
-    await writeFile(file, openApiJson(buildOpenApiDocument([...routes, deprecatedRoute], contracts)));
+    await writeFile(file, openApiJson(buildOpenApiDocument(withDeprecated.operations)));
     const { exitCode, report } = await lint(file);
     expect(report.totals, describeProblems(report)).toEqual(expect.objectContaining({ errors: 0, warnings: 0 }));
     expect(exitCode).toBe(0);

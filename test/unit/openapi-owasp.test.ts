@@ -1,10 +1,8 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openApiFiles } from '../../infra/openapi/cli.ts';
-import { buildOpenApiDocument, openApiJson, operationContracts } from '../../infra/openapi/document.ts';
-import { routes } from '../../shared/routes.ts';
-import { deprecatedContract } from '../fixtures/deprecated-contract.ts';
-import { deprecatedRoute } from '../fixtures/deprecated-route.ts';
+import { buildOpenApiDocument, openApiJson } from '../../infra/openapi/document.ts';
+import { withDeprecated } from '../fixtures/deprecated-operation/contract.ts';
 import { runJsonCli } from '../lib/json-cli.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
@@ -42,8 +40,7 @@ describe.concurrent('OpenAPI lint (Spectral, OWASP API Security ruleset)', () =>
   // One run for every check that needs a document other than the file: each run costs a second
   // or more (the CLI bundles the ruleset each time).
   it('reports whatever the waivers do not cover, also next to a place where that rule is waived', async () => {
-    const contracts = { ...operationContracts, [deprecatedRoute.operation]: deprecatedContract };
-    const document = buildOpenApiDocument([...routes, deprecatedRoute], contracts);
+    const document = buildOpenApiDocument(withDeprecated.operations);
     const error = document.components?.schemas?.Error as { properties: { message: Record<string, unknown> } };
     delete error.properties.message.maxLength;
     // The waiver names the third server (npm start's); a fourth on http:// is a finding.

@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from '../../shared/errors.ts';
-import { generateClientTypes, openApiFiles } from '../../infra/openapi/cli.ts';
-import { buildOpenApiDocument, type OpenApiDocument, openApiJson, operationContracts } from '../../infra/openapi/document.ts';
-import { deprecationHeaders, resourcePath, type Route, routes } from '../../shared/routes.ts';
+import { generateAuthorizerRoutes, openApiFiles } from '../../infra/openapi/cli.ts';
+import { buildOpenApiDocument, type OpenApiDocument, openApiJson } from '../../infra/openapi/document.ts';
+import { deprecationHeaders, resourcePath, type Route } from '../../shared/routes.ts';
+import { registry, routes } from '../../infra/registry.ts';
 import { orderSchema } from '../../shared/schemas.ts';
-import { deprecatedRoute } from '../fixtures/deprecated-route.ts';
+import { route as deprecatedRoute } from '../fixtures/deprecated-operation/route.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8');
@@ -35,11 +36,11 @@ describe('committed contract files', () => {
     );
   });
 
-  it('the typed-client types are generated from that document', async () => {
+  it("the authorizer's operation routes are the registry's", async () => {
     expect(
-      read(openApiFiles.clientTypes),
-      `${openApiFiles.clientTypes} is out of date: run \`npm run openapi\` and commit the result`,
-    ).toBe(await generateClientTypes());
+      read(openApiFiles.authorizerRoutes),
+      `${openApiFiles.authorizerRoutes} is out of date: run \`npm run openapi\` and commit the result`,
+    ).toBe(await generateAuthorizerRoutes());
   });
 });
 
@@ -164,13 +165,14 @@ describe('the OpenAPI document', () => {
     expect(list['Content-Encoding']).toMatchObject({ required: false, schema: { enum: ['gzip'] } });
   });
 
-  it('is built from the route table it is given', () => {
-    const experimental: Route[] = routes.map((route) => ({ ...route, stability: 'experimental' }));
+  it('is built from the operations it is given', () => {
+    const experimental = registry.operations.map((contract) => ({
+      ...contract,
+      route: { ...contract.route, stability: 'experimental' as const },
+    }));
     const built: OpenApiDocument = buildOpenApiDocument(experimental);
     expect(built.paths?.['/v1/store/orders']?.get?.['x-stability']).toBe('experimental');
-    expect(() => buildOpenApiDocument([...routes, { ...routes[0], operation: 'unknownOperation', path: '/x' }])).toThrow(
-      /no OperationContract for route unknownOperation/,
-    );
+    expect(Object.keys(buildOpenApiDocument(registry.operations.slice(1)).paths ?? {})).not.toContain('/v1/store/orders');
   });
 });
 
@@ -183,18 +185,18 @@ describe('the error codes of each operation', () => {
       moduleGraph(resolve(dirname(resolve(repoRoot, file)), specifier!).slice(repoRoot.length + 1), seen);
     return seen;
   };
-  const raisedCodes = (route: Route) =>
+  const raisedCodes = (handlerFile: string) =>
     new Set(
-      [...moduleGraph(route.handlerFile)].flatMap((file) =>
+      [...moduleGraph(handlerFile)].flatMap((file) =>
         [...read(file).matchAll(/\b(?:apiError|errorRecord)\(\s*'([a-z_]+)'/g)].map((match) => match[1]),
       ),
     );
 
-  it.each(routes.map((route) => [route.operation, route] as const))(
+  it.each(registry.operations.map((contract) => [contract.name, contract] as const))(
     '%s: the contract lists exactly the codes its code can raise',
-    (_, route) => {
-      expect(raisedCodes(route).size).toBeGreaterThan(0);
-      expect(new Set(operationContracts[route.operation as keyof typeof operationContracts].errors)).toEqual(raisedCodes(route));
+    (_, contract) => {
+      expect(raisedCodes(contract.function.handlerFile).size).toBeGreaterThan(0);
+      expect(new Set(contract.published.errors)).toEqual(raisedCodes(contract.function.handlerFile));
     },
   );
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isApiError } from '../../shared/errors.ts';
-import { parseOrderId } from '../../shared/order-id.ts';
+import { parseOrderId } from '../../functions/cancel-order/order-id.ts';
 
 const rejection = (raw: string | undefined) => {
   try {

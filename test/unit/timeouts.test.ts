@@ -5,24 +5,25 @@
  * nothing (API Gateway's 5xx) and skips its own clean-up; a deadline that passes answers 503.
  */
 import { describe, expect, it } from 'vitest';
-import { functionSettings, type FunctionName } from '../../infra/function-settings.ts';
-import { secretReadBudgetMs } from '../../shared/cursor-keys.ts';
+import { functionSettings } from '../../infra/function-settings.ts';
+import { type FunctionName } from '../../infra/registry.ts';
+import { secretReadBudgetMs } from '../../functions/list-orders-paged/cursor-keys.ts';
 import { dynamoDbBounds } from '../../shared/dynamo.ts';
-import { maxListMs } from '../../shared/list-cuts.ts';
+import { maxListMs } from '../../functions/list-orders/list-cuts.ts';
 
 const dynamoDbCall = dynamoDbBounds.callBudgetMs;
 
 /** The longest chain of calls of each function, in milliseconds, each at its full deadline. */
 const chains: Record<FunctionName, { readonly calls: readonly number[]; readonly why: string }> = {
-  authorizer: { calls: [dynamoDbCall], why: "the key's GetItem (functions/authorizer.ts)" },
-  cancelOrder: { calls: [dynamoDbCall], why: 'the conditional UpdateItem (functions/cancel-order.ts)' },
+  authorizer: { calls: [dynamoDbCall], why: "the key's GetItem (functions/authorizer/handler.ts)" },
+  cancelOrder: { calls: [dynamoDbCall], why: 'the conditional UpdateItem (functions/cancel-order/handler.ts)' },
   listOrdersPaged: {
     calls: [secretReadBudgetMs, secretReadBudgetMs, dynamoDbCall],
-    why: "the cursor keys' secret, read again for a cursor no key opens, then the page's Scan or Query; the next cursor is sealed with the keys just read (functions/list-orders-paged.ts)",
+    why: "the cursor keys' secret, read again for a cursor no key opens, then the page's Scan or Query; the next cursor is sealed with the keys just read (functions/list-orders-paged/handler.ts)",
   },
   listOrders: {
     calls: [dynamoDbCall, dynamoDbCall, dynamoDbCall, maxListMs, dynamoDbCall],
-    why: "its lease (PutItem), the item count (DescribeTable), the first Scan page, the stream cut at its maximum duration at the latest, then the lease's release (functions/list-orders.ts)",
+    why: "its lease (PutItem), the item count (DescribeTable), the first Scan page, the stream cut at its maximum duration at the latest, then the lease's release (functions/list-orders/handler.ts)",
   },
 };
 

@@ -1,6 +1,5 @@
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
-import type { FunctionName } from '../../function-settings.ts';
 import { addCapacityAlarms } from './capacity.ts';
 import { addGuardAlarms } from './guards.ts';
 import { addKeyAlarms } from './keys.ts';
@@ -8,7 +7,7 @@ import { countLimitedRequests } from './metrics.ts';
 import { addProbeAlarms } from './probes.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
 import { addServerErrorAlarm } from './server-errors.ts';
-import { type AlarmTarget, deployedFunctions, type StageAlarms } from './stage-alarm.ts';
+import type { AlarmTarget, StageAlarms } from './stage-alarm.ts';
 import { addTableAlarms } from './tables.ts';
 import type { StageTopics } from './topics.ts';
 
@@ -18,12 +17,15 @@ import type { StageTopics } from './topics.ts';
  * refused key, a list left early, a documented refusal), docs/deploying.md#what-the-guards-see.
  */
 export function addAlarms(scope: Construct, props: StoreOrdersMonitoringProps, prefix: string, topics: StageTopics): StageAlarms {
+  // In the registry's order, the authorizer first: each function has a deployment group of its own.
+  const functions = [props.authorizerContract.name, ...props.routeFunctions.map(({ contract }) => contract.name)];
   const target: AlarmTarget = {
     scope,
     prefix,
     topics,
+    functions,
     all: [],
-    guardsOf: Object.fromEntries(deployedFunctions.map((fn) => [fn, []])) as unknown as Record<FunctionName, cloudwatch.Alarm[]>,
+    guardsOf: Object.fromEntries(functions.map((fn) => [fn, [] as cloudwatch.Alarm[]])),
   };
   addServerErrorAlarm(target, props);
   addGuardAlarms(target, props);

@@ -1,4 +1,3 @@
-import { operations } from '../../operations.ts';
 import { type AlarmTarget, alarm } from './stage-alarm.ts';
 import { longRunning, period, reservingFunctions, stageFunctions } from './metrics.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
@@ -26,25 +25,28 @@ export const sheddingRule = { throttledPeriods: 3, periods: 6 } as const;
  */
 export function addCapacityAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
   const reserving = new Set(reservingFunctions(props).map(({ fn }) => fn));
-  for (const { name, fn } of stageFunctions(props)) {
+  for (const { name, fn, contract } of stageFunctions(props)) {
     const metric = fn.function.metricThrottles({ statistic: 'Sum', period });
+    const { runbook } = contract;
     if (reserving.has(fn))
       alarm(
         target,
         `${name}Throttles`,
         `The ${name} function ran all it reserves and shed load in ${sheddingRule.throttledPeriods} of the last ${sheddingRule.periods} 5-minute periods.`,
         { metric, threshold: 1, evaluationPeriods: sheddingRule.periods, datapointsToAlarm: sheddingRule.throttledPeriods },
-        { kind: 'ticket' },
+        { kind: 'ticket', runbook },
       );
     else
-      alarm(target, `${name}Throttles`, `Lambda throttled the ${name} function: the account's concurrency is used up.`, {
-        metric,
-        threshold: 1,
-        evaluationPeriods: 1,
-      });
+      alarm(
+        target,
+        `${name}Throttles`,
+        `Lambda throttled the ${name} function: the account's concurrency is used up.`,
+        { metric, threshold: 1, evaluationPeriods: 1 },
+        { runbook },
+      );
   }
-  for (const { name, route, fn } of longRunning(props)) {
-    const { function: settings, alarms } = operations[route.operation];
+  for (const { name, contract, fn } of longRunning(props)) {
+    const { function: settings, alarms, runbook } = contract;
     const timeoutMs = settings.timeoutSeconds * 1000;
     alarm(
       target,
@@ -55,7 +57,7 @@ export function addCapacityAlarms(target: AlarmTarget, props: StoreOrdersMonitor
         threshold: timeoutMs * nearTimeoutShare,
         evaluationPeriods: 1,
       },
-      { kind: 'ticket' },
+      { kind: 'ticket', runbook },
     );
   }
 }

@@ -100,10 +100,13 @@ function listAndKeysRow(props: Props) {
         serviceMetric(props, metricNames.listDuration, 'p99').with({ label: 'whole list p99' }),
         ...longRunning(props).map(({ fn }) => fn.function.metricDuration({ statistic: 'Maximum', period, label: 'function duration max' })),
       ],
-      [
-        functionMetric(props, 'listOrders', metricNames.stalledListsCut, 'Sum').with({ label: 'lists cut: client stopped reading' }),
-        functionMetric(props, 'listOrders', metricNames.listsLeftEarly, 'Sum').with({ label: 'lists left by their client' }),
-      ],
+      // What the list's clients did, which its Errors guard leaves out (its contract's `errorsLessClientEnds`).
+      props.routeFunctions
+        .filter(({ contract }) => contract.alarms.errorsLessClientEnds)
+        .flatMap(({ contract }) => [
+          functionMetric(props, contract.name, metricNames.stalledListsCut, 'Sum').with({ label: 'lists cut: client stopped reading' }),
+          functionMetric(props, contract.name, metricNames.listsLeftEarly, 'Sum').with({ label: 'lists left by their client' }),
+        ]),
     ),
     graph('Keys', [
       serviceMetric(props, metricNames.authFailures, 'Sum').with({ label: 'refused keys' }),

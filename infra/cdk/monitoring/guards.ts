@@ -1,8 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { metricNames } from '../../../shared/observability.ts';
-import type { FunctionName } from '../../function-settings.ts';
-import { operations } from '../../operations.ts';
+import type { FunctionContract } from '../../function-contract.ts';
+import { ofStage } from '../contract-checks.ts';
 import type { StoreFunction } from '../store-function.ts';
 import { type AlarmTarget, alarm } from './stage-alarm.ts';
 import { executedVersionMetric, functionMetric, latencyWatched, liveVersion, period, stageFunctions } from './metrics.ts';
@@ -18,14 +18,14 @@ import type { StoreOrdersMonitoringProps } from './props.ts';
  * clients leaving lists early move none of these.
  */
 export function addGuardAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
-  for (const { name, id, fn } of stageFunctions(props)) {
-    addFailuresGuard(target, props, { name, id, fn });
-    addRefusedShareGuard(target, props, { name, id, fn });
+  for (const guarded of stageFunctions(props)) {
+    addFailuresGuard(target, props, guarded);
+    addRefusedShareGuard(target, props, guarded);
   }
   addLatencyGuards(target, props);
 }
 
-type Guarded = { readonly name: string; readonly id: FunctionName; readonly fn: StoreFunction };
+type Guarded = { readonly name: string; readonly id: string; readonly fn: StoreFunction; readonly contract: FunctionContract };
 
 /**
  * The list's Lambda Errors less what its clients did: lists cut because their client stopped
@@ -40,15 +40,15 @@ const lessClientEnds = 'IF(FILL(errors, 0) - FILL(cut, 0) - FILL(left, 0) > 0, F
  * list, less the lists its clients stopped reading or left; of the authorizer, less its refusals,
  * which it answers by throwing.
  */
-function addFailuresGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, { name, id, fn }: Guarded) {
+function addFailuresGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, { name, id, fn, contract }: Guarded) {
   const { config } = props;
   const version = liveVersion(fn);
   const errors = executedVersionMetric(fn, 'Errors', 'Sum');
   const own = (metricName: string) => functionMetric(props, id, metricName, 'Sum', version);
   const failures: { expression: string; usingMetrics: Record<string, cloudwatch.IMetric> } =
-    id === 'authorizer'
+    contract === props.authorizerContract
       ? { expression: 'FILL(errors, 0) - FILL(refused, 0)', usingMetrics: { errors, refused: own(metricNames.refusals) } }
-      : operations[id].alarms.errorsLessClientEnds
+      : contract.alarms.errorsLessClientEnds
         ? {
             expression: `${lessClientEnds} + FILL(faults, 0)`,
             usingMetrics: {
@@ -68,7 +68,7 @@ function addFailuresGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps
       threshold: config.alarms.functionErrors,
       evaluationPeriods: 1,
     },
-    { guards: [id] },
+    { guards: [id], runbook: contract.runbook },
   );
 }
 
@@ -93,7 +93,7 @@ export const refusedShareExpression = (minAnswers: number) => {
  * accepts moves it (a cancel answering 409 for pending orders, a page refusing its cursors, an
  * authorizer denying every key).
  */
-function addRefusedShareGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, { name, id, fn }: Guarded) {
+function addRefusedShareGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, { name, id, fn, contract }: Guarded) {
   const { points, minAnswers } = props.config.alarms.refusedShare;
   const version = liveVersion(fn);
   const refusals = (statistic: string, of?: string) => functionMetric(props, id, metricNames.refusals, statistic, of);
@@ -116,7 +116,7 @@ function addRefusedShareGuard(target: AlarmTarget, props: StoreOrdersMonitoringP
       threshold: points,
       evaluationPeriods: 1,
     },
-    { guards: [id] },
+    { guards: [id], runbook: contract.runbook },
   );
 }
 
@@ -127,21 +127,25 @@ function addRefusedShareGuard(target: AlarmTarget, props: StoreOrdersMonitoringP
  * invocations do not set it off, and it reaches ALARM within the bake (test/infra/guard-alarms.test.ts).
  */
 function addLatencyGuards(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
-  for (const { route, fn, latency } of latencyWatched(props)) {
-    const thresholdMs = props.config.alarms[latency.threshold];
+  for (const { contract, route, fn, latency } of latencyWatched(props)) {
+    const thresholdMs = ofStage(
+      latency.thresholdMs,
+      props.config.stage,
+      `${contract.name}'s ${latency.alarm} (alarms.latencyP99.thresholdMs)`,
+    );
     alarm(
       target,
       latency.alarm,
       `p99 of the ${route.operation} function's new version's answer time (AnswerLatency) at or above ${thresholdMs} ms in three of five 1-minute periods.`,
       {
-        metric: functionMetric(props, route.operation as FunctionName, metricNames.answerLatency, 'p99', liveVersion(fn)).with({
+        metric: functionMetric(props, contract.name, metricNames.answerLatency, 'p99', liveVersion(fn)).with({
           period: Duration.minutes(1),
         }),
         threshold: thresholdMs,
         evaluationPeriods: 5,
         datapointsToAlarm: 3,
       },
-      { guards: [route.operation as FunctionName] },
+      { guards: [contract.name], runbook: contract.runbook },
     );
   }
 }

@@ -5,9 +5,8 @@ import type { Construct } from 'constructs';
 import { dynamoDbOperationDimension } from '../../../shared/dynamo-calls.ts';
 import { metricNames, metricsNamespace } from '../../../shared/observability.ts';
 import { resourcePath, type Route } from '../../../shared/routes.ts';
-import type { FunctionName } from '../../function-settings.ts';
-import { operations } from '../../operations.ts';
 import { serviceName } from '../../names.ts';
+import type { FunctionContract } from '../../function-contract.ts';
 import type { StoreFunction } from '../store-function.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
 
@@ -42,7 +41,7 @@ export const liveVersion = (fn: StoreFunction): string => fn.alias.version.versi
  */
 export function functionMetric(
   { config }: Pick<Stage, 'config'>,
-  fn: FunctionName,
+  fn: string,
   metricName: string,
   statistic: string,
   version?: string,
@@ -150,30 +149,37 @@ export function tooManyRequestsOf({ config }: Pick<Stage, 'config'>, route: Rout
   });
 }
 
-/** The route functions whose entry in infra/operations.ts asks for a near-timeout alarm. */
+/** The route functions whose contract asks for a near-timeout alarm. */
 export function longRunning({ routeFunctions }: Pick<StoreOrdersMonitoringProps, 'routeFunctions'>) {
-  return routeFunctions.filter(({ route }) => operations[route.operation].alarms.nearTimeout !== undefined);
+  return routeFunctions.filter(({ contract }) => contract.alarms.nearTimeout !== undefined);
 }
 
-/** The routes whose entry in infra/operations.ts asks for a latency guard, with their function. */
+/** The routes whose contract asks for a latency guard, with their function. */
 export function latencyWatched({ routeFunctions }: Pick<StoreOrdersMonitoringProps, 'routeFunctions'>) {
-  return routeFunctions.flatMap(({ route, fn }) => {
-    const latency = operations[route.operation].alarms.latencyP99;
-    return latency === undefined ? [] : [{ route, fn, latency }];
+  return routeFunctions.flatMap(({ contract, route, fn }) => {
+    const latency = contract.alarms.latencyP99;
+    return latency === undefined ? [] : [{ contract, route, fn, latency }];
   });
 }
 
-/** Every function of the stage with its name (as its alarms and graphs say it) and its key in the settings. */
-export function stageFunctions({ routeFunctions, authorizer }: Pick<StoreOrdersMonitoringProps, 'routeFunctions' | 'authorizer'>) {
+/**
+ * Every function of the stage with its name (as its alarms and graphs say it), its name in the
+ * registry (`id`, its per-version metrics' `function` dimension) and its contract.
+ */
+export function stageFunctions({
+  routeFunctions,
+  authorizer,
+  authorizerContract,
+}: Pick<StoreOrdersMonitoringProps, 'routeFunctions' | 'authorizer' | 'authorizerContract'>) {
   return [
-    ...routeFunctions.map(({ name, route, fn }) => ({ name, id: route.operation as FunctionName, fn })),
-    { name: 'Authorizer', id: 'authorizer' as FunctionName, fn: authorizer },
+    ...routeFunctions.map(({ name, contract, fn }) => ({ name, id: contract.name, fn, contract: contract as FunctionContract })),
+    { name: 'Authorizer', id: authorizerContract.name, fn: authorizer, contract: authorizerContract },
   ];
 }
 
-/** Route functions with reserved concurrency (infra/operations.ts): a throttle of theirs is a documented refusal of load. */
+/** Route functions with reserved concurrency (their contract's): a throttle of theirs is a documented refusal of load. */
 export function reservingFunctions({ routeFunctions }: Pick<StoreOrdersMonitoringProps, 'routeFunctions'>) {
-  return routeFunctions.filter(({ route }) => operations[route.operation].function.reservedConcurrency !== undefined);
+  return routeFunctions.filter(({ contract }) => contract.function.reservedConcurrency !== undefined);
 }
 
 export function functionLogGroups({ routeFunctions, authorizer }: Pick<StoreOrdersMonitoringProps, 'routeFunctions' | 'authorizer'>) {

@@ -5,6 +5,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { statusIndex } from '../../../shared/status-index.ts';
 import { period } from './metrics.ts';
+import { runbookPointer } from './runbook.ts';
 
 /**
  * The orders table's writes as DynamoDB sees them, from every writer: the store's other systems
@@ -49,7 +50,7 @@ export function addOrdersWriteThrottlesAlarm(
   const { table: tableWrites, index, backfill } = ordersWriteMetrics(table);
   const alarm = new cloudwatch.Alarm(scope, ordersWriteThrottlesAlarmId, {
     alarmName: `${prefix}-${ordersWriteThrottlesAlarmId}`,
-    alarmDescription: `DynamoDB throttled writes to the orders table from any writer (the store's other systems or this service), to its status index, or to the index's backfill. Runbook: docs/runbook.md, section "${ordersWriteThrottlesAlarmId}".`,
+    alarmDescription: `DynamoDB throttled writes to the orders table from any writer (the store's other systems or this service), to its status index, or to the index's backfill. ${runbookPointer(ordersWriteThrottlesAlarmId)}`,
     metric: new cloudwatch.MathExpression({
       label: 'throttled writes: table, status index, backfill',
       expression: 'FILL(tableWrites, 0) + FILL(indexWrites, 0) + FILL(backfillWrites, 0)',

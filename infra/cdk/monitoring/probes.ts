@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import { type AlarmTarget, alarm, deployedFunctions } from './stage-alarm.ts';
+import { type AlarmTarget, alarm } from './stage-alarm.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
 
 /**
@@ -37,7 +37,7 @@ export function addProbeAlarms(target: AlarmTarget, { canaryName }: Pick<StoreOr
       evaluationPeriods: canaryFailedRule.minutes,
       datapointsToAlarm: canaryFailedRule.failedRuns,
     },
-    { guards: deployedFunctions },
+    { guards: 'all' },
   );
   // CanaryFailed sees no data when no run happens, and no data is not breaching there (a quiet
   // stage is fine): a canary that stopped, or cannot start, would leave the stage unwatched.

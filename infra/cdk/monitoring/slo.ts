@@ -2,9 +2,10 @@ import { Duration, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Construct } from 'constructs';
-import { metricNames } from '../../../shared/observability.ts';
-import { routeOf } from '../../../shared/routes.ts';
+import type { OperationContract, OperationSlo } from '../../function-contract.ts';
+import { ofStage } from '../contract-checks.ts';
 import { apiMetric, serviceMetric } from './metrics.ts';
+import { runbookPointer, serviceRunbook } from './runbook.ts';
 import { serverFailures } from './server-errors.ts';
 import type { StageTopics } from './topics.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
@@ -37,6 +38,8 @@ interface Slo {
   readonly what: string;
   /** The target, in percent of good events over the 30-day window. */
   readonly targetPercent: number;
+  /** The page whose sections its burn-rate alarms point to. */
+  readonly runbook: string;
   /** The fraction (0..1) of bad events over `window`. */
   readonly badFraction: (window: Duration) => { expression: string; usingMetrics: Record<string, cloudwatch.IMetric> };
 }
@@ -45,24 +48,36 @@ interface Slo {
  * Of the latency SLOs, the good events are those at or under the threshold: CloudWatch's
  * percentile rank `PR(:t)`, the percentage of datapoints (requests) at or below t.
  */
-const latencySlo = (id: string, what: string, objective: { percent: number; thresholdMs: number }, metric: cloudwatch.Metric): Slo => ({
-  id,
-  what: `${objective.percent}% of ${what} within ${objective.thresholdMs} ms`,
-  targetPercent: objective.percent,
-  badFraction: (window) => ({
-    expression: `(100 - FILL(good, 100)) / 100`,
-    usingMetrics: { good: metric.with({ statistic: `PR(:${objective.thresholdMs})`, period: window }) },
-  }),
-});
+const latencySlo = (props: Props, { name, route, runbook }: OperationContract, { id, what, measure, ...slo }: OperationSlo): Slo => {
+  const objective = ofStage(slo.objective, props.config.stage, `${name}'s SLO ${id} (alarms.slo.objective)`);
+  const metric = measure === 'gatewayLatency' ? apiMetric(props, 'Latency', 'p99', route) : serviceMetric(props, measure.metricName, 'p99');
+  return {
+    id,
+    what: `${objective.percent}% of ${what} within ${objective.thresholdMs} ms`,
+    targetPercent: objective.percent,
+    runbook,
+    badFraction: (window) => ({
+      expression: `(100 - FILL(good, 100)) / 100`,
+      usingMetrics: { good: metric.with({ statistic: `PR(:${objective.thresholdMs})`, period: window }) },
+    }),
+  };
+};
 
-/** The stage's SLOs (infra/stage-config.ts, `alarms.slo`). */
+/**
+ * The stage's SLOs: availability (infra/stage-config.ts, `alarms.slo`), then each operation's own
+ * (its contract's `alarms.slo`), by id.
+ */
 export function stageSlos(props: Props): Slo[] {
   const { slo } = props.config.alarms;
+  const operations = props.routeFunctions
+    .flatMap(({ contract }) => (contract.alarms.slo === undefined ? [] : [{ contract, slo: contract.alarms.slo }]))
+    .sort((a, b) => a.slo.id.localeCompare(b.slo.id));
   return [
     {
       id: 'Availability',
       what: `${slo.availabilityPercent}% of requests answered without a 5xx (documented refusals not counted)`,
       targetPercent: slo.availabilityPercent,
+      runbook: serviceRunbook,
       // Failures as Api5xxRate counts them: a list shed at its concurrency or a page refused while the status index backfills is no failure.
       badFraction: (window) => {
         const failures = serverFailures(props, window);
@@ -72,18 +87,7 @@ export function stageSlos(props: Props): Slo[] {
         };
       },
     },
-    latencySlo(
-      'CancelLatency',
-      'cancels (API Gateway latency of DELETE)',
-      slo.cancelLatency,
-      apiMetric(props, 'Latency', 'p99', routeOf('cancelOrder')),
-    ),
-    latencySlo(
-      'ListFirstByte',
-      "lists' first bytes (ListFirstByte)",
-      slo.listFirstByte,
-      serviceMetric(props, metricNames.listFirstByte, 'p99'),
-    ),
+    ...operations.map(({ contract, slo }) => latencySlo(props, contract, slo)),
   ];
 }
 
@@ -137,7 +141,7 @@ export function addSloAlarms(scope: Construct, props: Props, prefix: string, top
         compositeAlarmName: `${prefix}-${id}`,
         alarmDescription:
           `${tier.pages ? 'Page' : 'Ticket'}: the error budget of "${slo.what}" over ${sloWindow.toDays()} days burns ${tier.burnRate}× as fast as it may, ` +
-          `over ${label(tier.long)} and the last ${label(tier.short)}. Runbook: docs/runbook.md, section "${id}".`,
+          `over ${label(tier.long)} and the last ${label(tier.short)}. ${runbookPointer(id, slo.runbook)}`,
         alarmRule: cloudwatch.AlarmRule.allOf(
           cloudwatch.AlarmRule.fromAlarm(window('Long', tier.long), cloudwatch.AlarmState.ALARM),
           cloudwatch.AlarmRule.fromAlarm(window('Short', tier.short), cloudwatch.AlarmState.ALARM),

@@ -1,7 +1,7 @@
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Construct } from 'constructs';
-import { type FunctionName, functionSettings } from '../../function-settings.ts';
+import { runbookPointer } from './runbook.ts';
 import type { StageTopics } from './topics.ts';
 
 // One alarm of the stage: whom it tells, and which deployments it guards. Each family of alarms
@@ -15,9 +15,6 @@ import type { StageTopics } from './topics.ts';
  */
 export type AlarmKind = 'page' | 'ticket';
 
-/** Every function has a deployment group of its own: these are its names. */
-export const deployedFunctions = Object.keys(functionSettings) as FunctionName[];
-
 /** The stage's alarms, in the order they were added (the dashboard's status widget lists them so). */
 export interface StageAlarms {
   readonly all: cloudwatch.Alarm[];
@@ -25,36 +22,41 @@ export interface StageAlarms {
    * Per function, the alarms its deployment group watches while CodeDeploy shifts its traffic, and
    * rolls back on (at most 10 per group): its new version's own signals, and the service's probes.
    */
-  readonly guardsOf: Readonly<Record<FunctionName, cloudwatch.Alarm[]>>;
+  readonly guardsOf: Readonly<Record<string, cloudwatch.Alarm[]>>;
 }
 
 export interface AlarmTarget extends StageAlarms {
   readonly scope: Construct;
+  /** Every function of the stage: each has a deployment group of its own. */
+  readonly functions: readonly string[];
   readonly prefix: string;
   readonly topics: StageTopics;
 }
 
-const roleText = (kind: AlarmKind, guards: readonly FunctionName[]) => {
-  if (guards.length === deployedFunctions.length) return 'Guards every deployment; pages.';
+const roleText = (target: AlarmTarget, kind: AlarmKind, guards: readonly string[]) => {
+  if (guards.length === target.functions.length) return 'Guards every deployment; pages.';
   if (guards.length > 0) return `Guards the deployments of ${guards.join(', ')}; pages.`;
   return kind === 'page' ? 'Pages.' : 'Ticket (next working day).';
 };
 
 /**
  * One alarm of the stage: `StoreOrders-<stage>-<alarmId>`, notifying its kind's topic on ALARM and
- * on OK, and watched by the deployment groups of `guards` (a guard always pages).
+ * on OK, and watched by the deployment groups of `guards` (`all`: every function's; a guard always
+ * pages). Its description points to its section of `runbook` (a function's contract names its own),
+ * which must be there (./runbook.ts).
  */
 export function alarm(
   target: AlarmTarget,
   alarmId: string,
   what: string,
   options: Omit<cloudwatch.AlarmProps, 'alarmName' | 'alarmDescription'>,
-  { kind = 'page', guards = [] }: { kind?: AlarmKind; guards?: readonly FunctionName[] } = {},
+  { kind = 'page', guards: guarded = [], runbook }: { kind?: AlarmKind; guards?: readonly string[] | 'all'; runbook?: string } = {},
 ) {
+  const guards = guarded === 'all' ? target.functions : guarded;
   if (guards.length > 0 && kind !== 'page') throw new Error(`${alarmId}: a guard pages`);
   const created = new cloudwatch.Alarm(target.scope, alarmId, {
     alarmName: `${target.prefix}-${alarmId}`,
-    alarmDescription: `${what} ${roleText(kind, guards)} Runbook: docs/runbook.md, section "${alarmId}".`,
+    alarmDescription: `${what} ${roleText(target, kind, guards)} ${runbookPointer(alarmId, runbook)}`,
     comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     // No traffic is not a problem.
     treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
@@ -64,6 +66,6 @@ export function alarm(
   created.addAlarmAction(new SnsAction(topic));
   created.addOkAction(new SnsAction(topic));
   target.all.push(created);
-  for (const fn of guards) target.guardsOf[fn].push(created);
+  for (const fn of guards) target.guardsOf[fn]!.push(created);
   return created;
 }

@@ -10,8 +10,9 @@ import { matchRoute, proxyEvent } from '../../../infra/local/proxy-event.ts';
 import type { StoreFunction } from '../../../infra/cdk/store-function.ts';
 import type { StoreOrdersStack } from '../../../infra/cdk/store-orders-stack.ts';
 import { createApiKey, revokeApiKey } from '../../../infra/ops/key-store.ts';
-import { cursorSecretName } from '../../../shared/cursor-keys.ts';
-import { basePath, routes } from '../../../shared/routes.ts';
+import { cursorSecretName } from '../../../functions/list-orders-paged/cursor-keys.ts';
+import { basePath } from '../../../shared/routes.ts';
+import { routes } from '../../../infra/registry.ts';
 import { canaryTier } from '../../../shared/probes.ts';
 import { statusIndex } from '../../../shared/status-index.ts';
 import { brokenBuild } from '../broken-builds.ts';
@@ -172,6 +173,6 @@ const withoutStatusIndex = async (tables: Awaited<ReturnType<typeof createTestTa
 
 /** The function whose handler file a fault breaks. */
 const functionNameOf = (handlerFile: string, s: StoreOrdersStack) =>
-  handlerFile === 'functions/authorizer.ts'
+  handlerFile === s.registry.authorizer.function.handlerFile
     ? 'authorizer'
-    : s.routeFunctions.find(({ route }) => route.handlerFile === handlerFile)!.route.operation;
+    : s.routeFunctions.find(({ contract }) => contract.function.handlerFile === handlerFile)!.route.operation;

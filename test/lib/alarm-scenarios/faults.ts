@@ -9,8 +9,8 @@ export const releaseFaults = {
   authorizerDeniesAll: faults.authorizer,
   // Answers every list 500 internal_error before its first byte: a failure Lambda counts as a success.
   listFails: {
-    handlerFile: 'functions/list-orders.ts',
-    file: 'functions/list-orders.ts',
+    handlerFile: 'functions/list-orders/handler.ts',
+    file: 'functions/list-orders/handler.ts',
     replace: 'first = await pages.next();',
     with: "throw new Error('a broken release');",
   },

@@ -4,7 +4,7 @@
  * do. A request kind names a run of a shipped bundle (./catalog.ts) or an answer API Gateway gives
  * itself; each minute's requests are listed, those that come every few minutes with `every`.
  */
-import type { FunctionName } from '../../../infra/function-settings.ts';
+import type { FunctionName } from '../../../infra/registry.ts';
 import type { FaultName } from './faults.ts';
 
 /** A request of a client, or of the synthetic client (`probe`), as it reaches the stage. */
@@ -94,7 +94,7 @@ export const quietHour: Traffic = [
 ];
 
 /**
- * The synthetic client's run, once a minute (functions/canary.ts): two lists (its `canary` tier's,
+ * The synthetic client's run, once a minute (functions/canary/handler.ts): two lists (its `canary` tier's,
  * which end after 256 KB, read whole), a page and the next one, the cancel of an id that cannot
  * exist and of a pending order of its own, a wrong key, an unknown route; its own key's Allow
  * every 5 minutes. It knows every right answer:

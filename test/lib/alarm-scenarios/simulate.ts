@@ -4,9 +4,10 @@
  * while it has 10 %), turned into what CloudWatch would hold (./emissions.ts), then every alarm of
  * the template evaluated minute by minute (../cloudwatch/alarm-timeline.ts).
  */
-import type { FunctionName } from '../../../infra/function-settings.ts';
+import type { FunctionName } from '../../../infra/registry.ts';
 import { metricNames } from '../../../shared/observability.ts';
-import { type Route, routeOf } from '../../../shared/routes.ts';
+import { type Route } from '../../../shared/routes.ts';
+import { routeOf } from '../../../infra/registry.ts';
 import type { AlarmState, EvaluationModel } from '../cloudwatch/alarm-evaluator.ts';
 import { timeline } from '../cloudwatch/alarm-timeline.ts';
 import { type Datum, MetricStore } from '../cloudwatch/metric-store.ts';

@@ -1,0 +1,40 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { functionEnv, readConfig } from '../../shared/config.ts';
+import { callDeadline, createDocumentClient } from '../../shared/dynamo.ts';
+import { apiError, notCancellableMessage } from '../../shared/errors.ts';
+import { httpMiddleware } from '../../shared/http.ts';
+import { logger, metricNames, metrics } from '../../shared/observability.ts';
+import { parseOrderId } from './order-id.ts';
+import { cancelOrder } from '../../shared/orders-repository.ts';
+import { route } from './route.ts';
+
+// Read once per cold start; warm invocations reuse the client's connections.
+const config = readConfig(functionEnv({ ORDERS_TABLE: true, DYNAMODB_ENDPOINT: true }));
+const orders = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.ORDERS_TABLE };
+
+/** DELETE /v1/store/orders/{orderId}: 204 once the order is cancelled (again 204 on a repeat). */
+const cancel = async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
+  const orderId = parseOrderId(event.pathParameters?.orderId);
+  logger.appendKeys({ order_id: orderId });
+  // A hung DynamoDB ends in 503 within the call's deadline, well before this function's timeout.
+  const result = await cancelOrder(orders, orderId, { deadline: callDeadline(context) });
+  switch (result.outcome) {
+    case 'cancelled':
+      metrics.addMetric(metricNames.ordersCancelled, 'Count', 1);
+      logger.info('order cancelled');
+      return { statusCode: 204, headers: {}, body: '' };
+    case 'already_cancelled':
+      logger.info('order was already cancelled');
+      return { statusCode: 204, headers: {}, body: '' };
+    case 'not_found':
+      metrics.addMetric(metricNames.ordersNotFound, 'Count', 1);
+      throw apiError('order_not_found');
+    case 'not_cancellable':
+      metrics.addMetric(metricNames.cancelConflicts, 'Count', 1);
+      if (result.status === 'shipped') throw apiError('order_already_shipped');
+      throw apiError('order_not_cancellable', notCancellableMessage(result.status));
+  }
+};
+
+export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>().use(httpMiddleware(route)).handler(cancel);
