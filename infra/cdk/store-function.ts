@@ -133,7 +133,7 @@ export class StoreFunction extends Construct {
    * Alarms that stop a deploy in progress and roll it back when they go off. The alias depends on
    * them: a guard that names the version the alias moves to (infra/cdk/monitoring/guards.ts) is
    * updated before the alias, whose update starts the traffic shift (CloudFormation updates a
-   * resource after those it depends on: docs/decisions.md, "Guards judge the new version").
+   * resource after those it depends on: docs/decisions/0138-guards-judge-the-new-version.md).
    */
   addGuardAlarms(alarms: readonly cloudwatch.IAlarm[]) {
     for (const alarm of alarms) {

@@ -218,7 +218,7 @@ export class StoreOrdersStack extends Stack {
       endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
       cloudWatchRole: false,
       // Per-client limits: the authorizer returns the key's usage identifier, and every method
-      // requires one, so each request counts against its key's usage plan (docs/decisions.md, "Limits").
+      // requires one, so each request counts against its key's usage plan (docs/decisions.md#limits).
       apiKeySourceType: apigw.ApiKeySourceType.AUTHORIZER,
       defaultMethodOptions: {
         authorizer,

@@ -30,8 +30,7 @@ import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
 
 /**
  * DynamoDB Local listening on 127.0.0.1 only, and answering only the service that started it
- * (infra/local/dynamodb-local.ts runs this class; docs/decisions.md, "DynamoDB Local answers only
- * the service that started it").
+ * (infra/local/dynamodb-local.ts runs this class; docs/decisions/0173-dynamodb-local-answers-only-the-service-that-started-it.md).
  *
  * Loopback: DynamoDB Local has no bind-address option (its Jetty server is built with
  * `new Server(port)`, every interface). The server is created the way AWS documents for running

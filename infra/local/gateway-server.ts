@@ -57,7 +57,7 @@ const answerClientError = (error: Error & { code?: string; rawPacket?: Buffer; b
 };
 
 /**
- * What one client may hold of the local gateway (docs/operating.md#reliability; docs/decisions.md, "Client bounds of the local gateway").
+ * What one client may hold of the local gateway (docs/operating.md#reliability; docs/decisions/0094-client-bounds-of-the-local-gateway.md).
  * API Gateway documents none of these for REST APIs; its documented bounds (10240 bytes of request
  * line and headers, 10 MB of body, 29 s of integration) set their scale: a request must be whole
  * within the 30 s a cancel could take at most, its head within 3 s (an honest client sends it at once).

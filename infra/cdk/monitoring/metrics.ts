@@ -57,7 +57,7 @@ export function functionMetric(
 
 /**
  * Lambda's metric of the invocations of `fn`'s live alias that ran its live version: Lambda
- * publishes an alias's invocations under `ExecutedVersion` too (docs/decisions.md, "Guards judge the new version").
+ * publishes an alias's invocations under `ExecutedVersion` too (docs/decisions/0138-guards-judge-the-new-version.md).
  */
 export function executedVersionMetric(fn: StoreFunction, metricName: string, statistic: string): cloudwatch.Metric {
   const functionName = fn.function.functionName;
