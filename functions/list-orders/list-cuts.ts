@@ -1,13 +1,13 @@
 /**
- * The bounds that cut a running v1 list (functions/list-orders/handler.ts), beside the stall window
- * (LIST_STALL_SECONDS, the stage's `listStallSeconds`). Here, not in the handler, so that the API
- * description (infra/operations.ts) states the same numbers the function enforces.
+ * The bounds that cut a running v1 list (functions/list-orders/list-stream.ts), beside the stall window
+ * (LIST_STALL_SECONDS, the stage's `listStallSeconds`). Here, not in the stream, so that the API
+ * description (functions/list-orders/contract.ts) states the same numbers the function enforces.
  */
 
 /**
  * The slowest a client may take a list, averaged over each LIST_STALL_SECONDS in which the list
  * waited for it (time the list spends reading DynamoDB does not count). 200,000 bytes/s lets a
- * list at the size limit (180 MB, infra/operations.ts) end within maxListMs: a slow but honest
+ * list at the size limit (180 MB, ./contract.ts) end within maxListMs: a slow but honest
  * 2 Mbit/s link takes it in 12 minutes. A list shorter than one window is never judged on its rate.
  */
 export const minBytesPerSecond = 200_000;

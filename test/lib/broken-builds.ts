@@ -22,7 +22,7 @@ export const faults = {
   // Answers 200 with [] whatever the table holds.
   listOrders: {
     handlerFile: 'functions/list-orders/handler.ts',
-    file: 'functions/list-orders/handler.ts',
+    file: 'functions/list-orders/list-stream.ts',
     replace: 'if (page.value.length === 0) continue;',
     with: 'continue;',
   },
