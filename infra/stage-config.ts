@@ -115,7 +115,7 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
    */
   readonly data: { readonly deletionProtection: boolean };
   /**
-   * Whether the orders table has the v2 status filter's index (infra/cdk/status-index.ts). Adding it
+   * Whether the orders table has the v2 status filter's index (infra/cdk/stage-status-index.ts). Adding it
    * to a table that holds orders must be a deploy of its own: `false` for the release that brings v2
    * (filtered pages answer 503 until the index is ACTIVE), then `true` alone (docs/deploying.md#the-status-index).
    */

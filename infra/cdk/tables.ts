@@ -3,7 +3,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import { listLeaseAttributes } from '../../functions/list-orders/list-leases.ts';
 import type { StageConfig } from '../stage-config.ts';
-import { addStatusIndex } from './status-index.ts';
+import { addStatusIndex } from './stage-status-index.ts';
 
 // A stage's data: its tables, built in the stack's own scope so their construct ids (and logical
 // ids) are the stack's.

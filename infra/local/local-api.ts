@@ -11,7 +11,7 @@ import { credentialsEnvironment } from './dynamodb-local.ts';
 import { clientBounds } from './gateway-server.ts';
 import { type Authorizer, installLambdaStreamingGlobals, type LambdaHandler, runInvocationsConcurrently } from './lambda-runtime.ts';
 import { createRateLimiter, type LocalLimits } from './rate-limits.ts';
-import { ensureTable, listLeasesTableKey } from './tables.ts';
+import { ensureTable, listLeasesTableKey } from './local-tables.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 let instances = 0;

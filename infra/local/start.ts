@@ -20,7 +20,7 @@ import { startLocalApi } from './local-api.ts';
 import { localStateFile, removeLocalState, writeLocalState } from './local-state.ts';
 import { callerPath, portInUseMessage, prepareDataDir, reservePort } from './start-checks.ts';
 import { demoOrders, putOrders, readSeedFile } from './seed.ts';
-import { apiKeysTableKey, ensureStatusIndex, ensureTable, ordersTableKey } from './tables.ts';
+import { apiKeysTableKey, ensureStatusIndex, ensureTable, ordersTableKey } from './local-tables.ts';
 
 export const localEnvSchema = z.object({
   PORT: z

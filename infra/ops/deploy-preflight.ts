@@ -20,7 +20,7 @@ import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import { registry } from '../registry.ts';
 import { type StageConfig, type StageName, stages } from '../stage-config.ts';
 import { accountStackName, functionConstructId } from '../names.ts';
-import { type CheckResult, errorName, failedRead } from './checks.ts';
+import { type CheckResult, errorName, failedRead } from './check-results.ts';
 import { describeAlarms, guardAlarmNames } from './guard-alarms.ts';
 import { templateChecks } from './template-checks.ts';
 

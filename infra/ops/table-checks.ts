@@ -8,7 +8,7 @@
  */
 import { DescribeTableCommand, type DynamoDBClient, type TableDescription } from '@aws-sdk/client-dynamodb';
 import type { StageConfig } from '../stage-config.ts';
-import { type CheckResult, errorName } from './checks.ts';
+import { type CheckResult, errorName } from './check-results.ts';
 import type { CfnResource, CfnTemplate, DeployedResource } from './stage-templates.ts';
 
 /** A table's shape, as the template declares it or as DynamoDB describes it: what adoption and rollback must keep. */

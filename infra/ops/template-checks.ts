@@ -8,7 +8,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { type StageConfig, stages } from '../stage-config.ts';
 import { budgetStackName } from '../names.ts';
-import type { CheckResult } from './checks.ts';
+import type { CheckResult } from './check-results.ts';
 import { deployedResources, deployTemplates, stacksOfStage } from './stage-templates.ts';
 import { checkTables } from './table-checks.ts';
 import { checkPeopleTopics } from './topic-checks.ts';

@@ -6,7 +6,7 @@
  * `notifies: nobody` (none today) is left out.
  */
 import { ListSubscriptionsByTopicCommand, type SNSClient } from '@aws-sdk/client-sns';
-import type { CheckResult } from './checks.ts';
+import type { CheckResult } from './check-results.ts';
 import { type CfnTemplate, type DeployedResource, resourceLabel } from './stage-templates.ts';
 
 const notifiesNobody = (properties: Record<string, unknown> | undefined) =>

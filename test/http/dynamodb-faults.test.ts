@@ -6,7 +6,7 @@ import type { APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
 import { putOrders } from '../../infra/local/seed.ts';
-import { apiKeysTableKey, ensureTable, listLeasesTableKey, ordersTableKey } from '../../infra/local/tables.ts';
+import { apiKeysTableKey, ensureTable, listLeasesTableKey, ordersTableKey } from '../../infra/local/local-tables.ts';
 import { localStage } from '../../infra/stage-config.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { apiKeysTableKey, ensureTable } from '../../infra/local/tables.ts';
+import { apiKeysTableKey, ensureTable } from '../../infra/local/local-tables.ts';
 import { createApiKey, revokeApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import { sendRaw } from '../lib/raw-http.ts';

@@ -10,7 +10,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { drainMs } from '../../infra/local/gateway.ts';
 import { localEnvSchema } from '../../infra/local/start.ts';
-import { apiKeysTableKey, ensureTable } from '../../infra/local/tables.ts';
+import { apiKeysTableKey, ensureTable } from '../../infra/local/local-tables.ts';
 import { findActiveKey, hashApiKey, keyIdOf } from '../../functions/authorizer/api-keys.ts';
 import { listApiKeys, revokeApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';

@@ -2,7 +2,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
-import { ordersTableKey } from '../../infra/local/tables.ts';
+import { ordersTableKey } from '../../infra/local/local-tables.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { cdkJsonContext, stageNames } from '../lib/cdk.ts';
 

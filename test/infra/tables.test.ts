@@ -1,6 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { apiKeysTableKey, listLeasesTableKey, ordersTableKey } from '../../infra/local/tables.ts';
+import { apiKeysTableKey, listLeasesTableKey, ordersTableKey } from '../../infra/local/local-tables.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { stageNames, sharedApp } from '../lib/cdk.ts';
 
@@ -31,7 +31,7 @@ describe.each(stageNames)('the %s tables', (stage) => {
     });
   });
 
-  it.each(tables)('$name has the key schema of the local tables (infra/local/tables.ts)', ({ name, key }) => {
+  it.each(tables)('$name has the key schema of the local tables (infra/local/local-tables.ts)', ({ name, key }) => {
     t.hasResourceProperties('AWS::DynamoDB::Table', { TableName: name, KeySchema: key.KeySchema });
   });
 

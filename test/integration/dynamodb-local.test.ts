@@ -5,7 +5,7 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
 import type { DynamoDbCredentials } from '../../infra/local/dynamodb-local.ts';
-import { ensureTable, ordersTableKey } from '../../infra/local/tables.ts';
+import { ensureTable, ordersTableKey } from '../../infra/local/local-tables.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
 import { dynamoDbEndpoint } from '../lib/local-api.ts';
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { fakeApiGateway } from '../lib/fake-api-gateway.ts';
 import { resolveTarget, run } from '../../infra/ops/keys.ts';
 import { type LocalState, writeLocalState } from '../../infra/local/local-state.ts';
-import { apiKeysTableKey, ensureTable } from '../../infra/local/tables.ts';
+import { apiKeysTableKey, ensureTable } from '../../infra/local/local-tables.ts';
 import { localStage, stages } from '../../infra/stage-config.ts';
 import { findActiveKey } from '../../functions/authorizer/api-keys.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';

@@ -17,7 +17,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
-import { ensureStatusIndex } from '../../infra/local/tables.ts';
+import { ensureStatusIndex } from '../../infra/local/local-tables.ts';
 import { type StageConfig, stages } from '../../infra/stage-config.ts';
 import { checkTables } from '../../infra/ops/table-checks.ts';
 import type { CfnTemplate, DeployedResource } from '../../infra/ops/stage-templates.ts';

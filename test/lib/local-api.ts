@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { type LocalApiOptions, startLocalApi } from '../../infra/local/local-api.ts';
 import { putOrders } from '../../infra/local/seed.ts';
-import { apiKeysTableKey, ensureTable, listLeasesTableKey, ordersTableKey } from '../../infra/local/tables.ts';
+import { apiKeysTableKey, ensureTable, listLeasesTableKey, ordersTableKey } from '../../infra/local/local-tables.ts';
 import { localStage } from '../../infra/stage-config.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient, type TableRef } from '../../shared/dynamo.ts';

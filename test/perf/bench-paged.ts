@@ -256,7 +256,7 @@ const reportText = (reads: Awaited<ReturnType<typeof measureReads>>, filtered: A
 
 const seedAndServe = async (dynamoDb: DynamoDbLocal, client: DocumentClient) => {
   const { putOrders } = await import('../../infra/local/seed.ts');
-  const { apiKeysTableKey, ensureTable, ordersTableKey } = await import('../../infra/local/tables.ts');
+  const { apiKeysTableKey, ensureTable, ordersTableKey } = await import('../../infra/local/local-tables.ts');
   const { createApiKey } = await import('../../infra/ops/key-store.ts');
   const { startLocalApi } = await import('../../infra/local/local-api.ts');
   await ensureTable(client, tables.orders, ordersTableKey);

@@ -20,7 +20,7 @@ import { credentialsEnvironment, type DynamoDbLocal, startDynamoDbLocal } from '
 import type { Gateway } from '../../infra/local/gateway.ts';
 import { startLocalApi } from '../../infra/local/local-api.ts';
 import { putOrders } from '../../infra/local/seed.ts';
-import { apiKeysTableKey, ensureTable, ordersTableKey } from '../../infra/local/tables.ts';
+import { apiKeysTableKey, ensureTable, ordersTableKey } from '../../infra/local/local-tables.ts';
 import { localStage } from '../../infra/stage-config.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { createDocumentClient, type DocumentClient } from '../../shared/dynamo.ts';

@@ -11,7 +11,7 @@ import { BatchWriteCommand, NumberValue, ScanCommand } from '@aws-sdk/lib-dynamo
 import { DescribeTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { putOrders } from '../../infra/local/seed.ts';
-import { ensureStatusIndex } from '../../infra/local/tables.ts';
+import { ensureStatusIndex } from '../../infra/local/local-tables.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
 import { canaryTier, isProbeOrderId, probeListBytes, probeOrdersCountedAtMost } from '../../shared/probes.ts';

@@ -211,3 +211,44 @@ describe('shared/', () => {
     ).toEqual({});
   });
 });
+
+/**
+ * Base names two files may share, each for the same meaning in every folder it is in. Any other
+ * name says what its file is wherever it is read: an import, a stack trace, a review.
+ */
+const sharedBaseNames = new Map([
+  ['README.md', "each folder's index"],
+  ['handler.ts', "each function's handler (functions/<function>/)"],
+  ['route.ts', "each operation's route (functions/<operation>/)"],
+  ['contract.ts', "each function's contract (functions/<function>/)"],
+]);
+
+/** The base names found in more than one file of `files`, with those files, unless listed in sharedBaseNames. */
+const twiceNamed = (files: string[]) => {
+  const byName = Map.groupBy(files, (file) => file.split('/').at(-1)!);
+  return Object.fromEntries([...byName].filter(([name, found]) => found.length > 1 && !sharedBaseNames.has(name)));
+};
+/** Files under `dir` (relative to the repository), generated output and dependencies aside. */
+const filesUnder = (dir: string) =>
+  readdirSync(join(repoRoot, dir), { recursive: true, encoding: 'utf8', withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(repoRoot, join(entry.parentPath, entry.name)))
+    .filter((file) => !/(^|\/)(node_modules|dist|cdk\.out)\//.test(file));
+
+describe('file names', () => {
+  it("give no two of the service's files outside test/ one base name for two meanings (the client package on its own)", () => {
+    const rootFiles = readdirSync(repoRoot, { withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => entry.name);
+    const service = [...rootFiles, ...['functions', 'shared', 'infra', 'docs'].flatMap(filesUnder)];
+    expect(service.length).toBeGreaterThan(100);
+    expect(twiceNamed(service), 'rename one of each pair to say what it is').toEqual({});
+    expect(twiceNamed(filesUnder('client/src'))).toEqual({});
+  });
+
+  it('are told apart by the check: a pair with two meanings fails it', () => {
+    expect(twiceNamed(['infra/cdk/tables.ts', 'infra/local/tables.ts', 'functions/a/handler.ts', 'functions/b/handler.ts'])).toEqual({
+      'tables.ts': ['infra/cdk/tables.ts', 'infra/local/tables.ts'],
+    });
+  });
+});

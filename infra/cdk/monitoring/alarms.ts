@@ -2,13 +2,13 @@ import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
 import { addCapacityAlarms } from './capacity.ts';
 import { addGuardAlarms } from './guards.ts';
-import { addKeyAlarms } from './keys.ts';
+import { addKeyAlarms } from './key-alarms.ts';
 import { countLimitedRequests } from './metrics.ts';
-import { addProbeAlarms } from './probes.ts';
+import { addProbeAlarms } from './probe-alarms.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
 import { addServerErrorAlarm } from './server-errors.ts';
 import type { AlarmTarget, StageAlarms } from './stage-alarm.ts';
-import { addTableAlarms } from './tables.ts';
+import { addTableAlarms } from './table-alarms.ts';
 import type { StageTopics } from './topics.ts';
 
 /**
