@@ -3,11 +3,19 @@
  * up to a cap, and split into parts read at a set concurrency as one stream. Built on a page
  * source (the client's `listOrderPages`), so each page keeps its own retries and timeout.
  */
+import type { operations } from './generated/openapi.ts';
 import type { Order, OrderPage } from './order.ts';
 import type { CallOptions } from './http.ts';
 
-/** Order statuses the v2 list filters on. */
-export type OrderStatus = 'pending' | 'shipped' | 'cancelled';
+/** Order statuses the v2 list filters on: the `status` parameter's values in the OpenAPI document. */
+export type OrderStatus = NonNullable<NonNullable<operations['listOrdersPaged']['parameters']['query']>['status']>;
+
+/**
+ * The v2 list's bounds the client applies before it asks, as the service's OpenAPI document
+ * states them (pageSize's default, parts' maximum). The client cannot import the service's code:
+ * test/docs/v2-bounds.test.ts compares these, and the comments below, with the document.
+ */
+export const v2Bounds = { defaultPageSize: 100, maxParts: 16 } as const;
 
 /** The v2 list's query (docs/api.md): every field optional. */
 export type OrderPageQuery = {
@@ -79,13 +87,14 @@ export const collect = async (pages: PageSource, query: OrderPageQuery & CallOpt
   const { limit, ...pageQuery } = query;
   if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError(`limit must be an integer of 1 or more, got ${limit}`);
   const orders: Order[] = [];
-  if (pageQuery.pageSize === undefined && limit < 100) pageQuery.pageSize = limit;
+  if (pageQuery.pageSize === undefined && limit < v2Bounds.defaultPageSize) pageQuery.pageSize = limit;
   for await (const order of pagedOrders(pages, pageQuery)) if (orders.push(order) >= limit) break;
   return orders;
 };
 
 const checkSplit = (parts: number, concurrency: number) => {
-  if (!Number.isInteger(parts) || parts < 1 || parts > 16) throw new TypeError(`parts must be an integer 1..16, got ${parts}`);
+  if (!Number.isInteger(parts) || parts < 1 || parts > v2Bounds.maxParts)
+    throw new TypeError(`parts must be an integer 1..${v2Bounds.maxParts}, got ${parts}`);
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new TypeError(`concurrency must be an integer of 1 or more, got ${concurrency}`);
 };

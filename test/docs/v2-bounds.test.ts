@@ -2,11 +2,13 @@
  * The v2 list's bounds are stated for people in docs/api.md (its parameter table and the cursor
  * lifetime), client/README.md and the runbook's cursor-key rotation; the code publishes them in
  * the OpenAPI document it generates (docs/openapi.json, checked against the code by
- * test/unit/openapi.test.ts). Each statement here says what the document says.
+ * test/unit/openapi.test.ts). The client, which cannot import the service's code, restates the two
+ * it applies before asking (client/src/paging.ts v2Bounds). Each statement here says what the document says.
  */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { v2Bounds } from '../../client/src/paging.ts';
 import { tableRows } from '../lib/markdown.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
@@ -53,5 +55,24 @@ describe("the v2 list's bounds in the docs", () => {
     ];
     expect(statements.length).toBeGreaterThanOrEqual(3);
     expect(statements.filter((hours) => hours !== cursorHours)).toEqual([]);
+  });
+});
+
+describe("the v2 list's bounds in the client (client/src/paging.ts)", () => {
+  const paging = read('client/src/paging.ts');
+  const clientReadme = read('client/README.md');
+
+  it("applies pageSize's default and parts' maximum as the document has them", () => {
+    expect(v2Bounds).toEqual({ defaultPageSize: parameter('pageSize').default, maxParts: parameter('parts').maximum });
+  });
+
+  it('states them, and the page size range, as the document has them wherever its comments and README name them', () => {
+    const pageSize = parameter('pageSize');
+    expect(stated(paging, /Orders per page, 1\.\.(\d+) \(/g)).toEqual([pageSize.maximum]);
+    expect(stated(paging, /the service's default: (\d+)\)/g)).toEqual([pageSize.default]);
+    expect(stated(paging, /of `parts` \(1\.\.(\d+)\)/g)).toEqual([parameter('parts').maximum]);
+    const capStatements = [...stated(paging, /a cap under (\d+)/g), ...stated(clientReadme, /a cap under (\d+)/g)];
+    expect(capStatements).toHaveLength(2);
+    expect(capStatements.filter((cap) => cap !== pageSize.default)).toEqual([]);
   });
 });
