@@ -7,7 +7,7 @@
  * handler needs at run time (its route) live in a module of its own that the contract reads.
  * No aws-cdk-lib here: the local run imports this module.
  */
-import type { PublishedOperation } from './openapi/openapi.ts';
+import type { PublishedOperation } from './wire-forms.ts';
 import type { FunctionStage, StageName } from './stage-config.ts';
 import type { MethodLimitClass } from './tiers.ts';
 import type { Route } from '../shared/routes.ts';

@@ -3,7 +3,7 @@
  * the registry (infra/registry.ts) reads it, the handler never does.
  */
 import type { OperationContract } from '../../infra/function-contract.ts';
-import { wireInt64 } from '../../infra/openapi/openapi.ts';
+import { wireInt64 } from '../../infra/wire-forms.ts';
 import { route } from './route.ts';
 
 export const cancelOrderContract = {

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { OperationContract } from '../../infra/function-contract.ts';
-import { orderWireSchema } from '../../infra/openapi/openapi.ts';
+import { orderWireSchema } from '../../infra/wire-forms.ts';
 import { cursorMaxAgeSeconds, cursorMaxLength } from './cursor.ts';
 import { cursorSecretName } from './cursor-keys.ts';
 import { listStatuses, pageSizeBounds, partsBounds } from './list-query.ts';

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { OperationContract } from '../../infra/function-contract.ts';
-import { orderWireSchema } from '../../infra/openapi/openapi.ts';
+import { orderWireSchema } from '../../infra/wire-forms.ts';
 import { type FunctionStage, type StageConfig, stages } from '../../infra/stage-config.ts';
 import { metricNames } from '../../shared/observability.ts';
 import { maxListMs, minBytesPerSecond } from './list-cuts.ts';

@@ -1,7 +1,7 @@
 /**
  * The OpenAPI 3.1 document of the API, built from each operation's route and its part of the
  * published contract (its contract module, collected by infra/registry.ts), the wire schemas
- * (infra/openapi/openapi.ts) and the error table (shared/errors.ts) the code itself uses. `npm run openapi`
+ * (infra/wire-forms.ts) and the error table (shared/errors.ts) the code itself uses. `npm run openapi`
  * (infra/openapi/cli.ts) writes it to docs/openapi.json; a test fails when the file is out of
  * date, and the local gateway serves the same document at GET /v1/openapi.json.
  */
@@ -12,7 +12,7 @@ import * as z from 'zod';
 import type { OperationContract } from '../function-contract.ts';
 import { registry } from '../registry.ts';
 import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from '../../shared/errors.ts';
-import { type HeaderObject, type PublishedOperation, errorWireSchema } from './openapi.ts';
+import { type HeaderObject, type PublishedOperation, errorWireSchema } from '../wire-forms.ts';
 import { apiVersion, deprecationHeaders, resourcePath, type Route } from '../../shared/routes.ts';
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;

@@ -7,9 +7,9 @@
  */
 import * as z from 'zod';
 import type * as core from 'zod/v4/core';
-import type { ErrorCode } from '../../shared/errors.ts';
-import * as shipped from '../../shared/schemas.ts';
-import { INT32_MAX, INT32_MIN } from '../../shared/schemas.ts';
+import type { ErrorCode } from '../shared/errors.ts';
+import * as shipped from '../shared/schemas.ts';
+import { INT32_MAX, INT32_MIN } from '../shared/schemas.ts';
 
 /** A response header as the document describes it. */
 export type HeaderObject = { description: string; required?: boolean; schema: Record<string, unknown> };
