@@ -7,8 +7,13 @@
  */
 import { APIGatewayClient, GetAccountCommand } from '@aws-sdk/client-api-gateway';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { CloudFormationClient, DescribeStacksCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
-import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CloudFormationClient, DescribeStacksCommand, GetTemplateCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
+import {
+  DescribeContinuousBackupsCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import { GetAccountSettingsCommand, GetFunctionConcurrencyCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
@@ -84,7 +89,7 @@ const budgetResources = [
     LastUpdatedTimestamp: new Date(),
   },
 ];
-/** A table as DescribeTable describes what the stack declares: a numeric id, on demand, no stream, no index. */
+/** A table as DescribeTable describes what the stack declares: a numeric id, on demand, no stream, no index, protected, a KMS key. */
 const liveTable = (name: string, extra: Record<string, unknown> = {}) => ({
   Table: {
     TableName: name,
@@ -97,6 +102,8 @@ const liveTable = (name: string, extra: Record<string, unknown> = {}) => ({
       },
     ],
     BillingModeSummary: { BillingMode: 'PAY_PER_REQUEST' as const },
+    DeletionProtectionEnabled: true,
+    SSEDescription: { Status: 'ENABLED' as const, SSEType: 'KMS' as const, KMSMasterKeyArn: `arn:aws:kms:${region}:${account}:key/0a1b` },
     ...extra,
   },
 });
@@ -150,8 +157,17 @@ beforeEach(() => {
   cloudFormation.on(ListStackResourcesCommand).rejects(missingStack('StoreOrders-account'));
   cloudFormation.on(ListStackResourcesCommand, { StackName: config.stackName }).resolves({ StackResourceSummaries: productionResources });
   cloudFormation.on(ListStackResourcesCommand, { StackName: 'StoreOrders-budget' }).resolves({ StackResourceSummaries: budgetResources });
+  // The stack last deployed this very template.
+  cloudFormation.on(GetTemplateCommand, { StackName: config.stackName }).resolves({ TemplateBody: JSON.stringify(productionTemplate) });
   for (const name of [config.ordersTableName, config.apiKeysTableName])
     dynamoDb.on(DescribeTableCommand, { TableName: name }).resolves(liveTable(name));
+  dynamoDb.on(DescribeContinuousBackupsCommand).resolves({
+    ContinuousBackupsDescription: {
+      ContinuousBackupsStatus: 'ENABLED',
+      PointInTimeRecoveryDescription: { PointInTimeRecoveryStatus: 'ENABLED' },
+    },
+  });
+  dynamoDb.on(DescribeTimeToLiveCommand).resolves({ TimeToLiveDescription: { TimeToLiveStatus: 'DISABLED' } });
   lambda.on(GetFunctionConcurrencyCommand, { FunctionName: 'list-fn' }).resolves({ ReservedConcurrentExecutions: 10 });
   lambda.on(GetFunctionConcurrencyCommand, { FunctionName: 'paged-fn' }).resolves({ ReservedConcurrentExecutions: 10 });
   apiGateway.on(GetAccountCommand).resolves({ cloudwatchRoleArn: `arn:aws:iam::${account}:role/ApiGatewayCloudWatchRole` });
@@ -561,6 +577,7 @@ describe("the pipeline's deploy identity may make every call the preflight makes
     }),
     DescribeStacksCommand: ({ StackName }) => ({ action: 'cloudformation:DescribeStacks', resource: arn.stack(StackName!) }),
     ListStackResourcesCommand: ({ StackName }) => ({ action: 'cloudformation:ListStackResources', resource: arn.stack(StackName!) }),
+    GetTemplateCommand: ({ StackName }) => ({ action: 'cloudformation:GetTemplate', resource: arn.stack(StackName!) }),
     GetAccountSettingsCommand: () => ({ action: 'lambda:GetAccountSettings', resource: '*' }),
     GetFunctionConcurrencyCommand: ({ FunctionName }) => ({
       action: 'lambda:GetFunctionConcurrency',
@@ -580,10 +597,15 @@ describe("the pipeline's deploy identity may make every call the preflight makes
       action: 'sns:ListSubscriptionsByTopic',
       resource: `arn:aws:sns:${pipelineRegion}:${accounts[stage]}:${TopicArn!.split(':').pop()}`,
     }),
-    DescribeTableCommand: ({ TableName }) => ({
-      action: 'dynamodb:DescribeTable',
-      resource: `arn:aws:dynamodb:${pipelineRegion}:${accounts[stage]}:table/${TableName}`,
-    }),
+    ...Object.fromEntries(
+      ['DescribeTable', 'DescribeContinuousBackups', 'DescribeTimeToLive'].map((action) => [
+        `${action}Command`,
+        ({ TableName }: Record<string, string>) => ({
+          action: `dynamodb:${action}`,
+          resource: `arn:aws:dynamodb:${pipelineRegion}:${accounts[stage]}:table/${TableName}`,
+        }),
+      ]),
+    ),
   };
 
   it('allows each of them, in the stage account, by the policy docs/deploying.md gives (docs/pipeline)', async () => {
