@@ -21,8 +21,12 @@ export type CfnResource = {
 };
 export type CfnTemplate = { readonly Resources?: Record<string, CfnResource> };
 
-/** The stacks a stage's preflight reads: the stage's own, the account stack it depends on, and the account's budget stack. */
-export const stacksOfStage = (config: Pick<StageConfig, 'stackName'>): string[] => [config.stackName, accountStackName, budgetStackName];
+/** The stacks a stage's preflight reads: the stage's own, the account stack it depends on, and the stage's budget stack. */
+export const stacksOfStage = (config: Pick<StageConfig, 'stage' | 'stackName'>): string[] => [
+  config.stackName,
+  accountStackName,
+  budgetStackName(config.stage),
+];
 
 const repoRoot = join(import.meta.dirname, '../..');
 

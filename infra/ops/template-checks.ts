@@ -37,9 +37,9 @@ export const templateChecks = async (
       stackName,
       template: templates.get(stackName) ?? {},
       deployed: await deployedResources(clients.cloudFormation, stackName),
-      ...(stackName === budgetStackName
+      ...(stackName === budgetStackName(config.stage)
         ? {
-            whenAbsent: `deploy it with npx cdk deploy ${budgetStackName}; an organisation may refuse AWS Budgets to this account, and no stage depends on it`,
+            whenAbsent: `deploy it with npx cdk deploy ${stackName}; an organisation may refuse AWS Budgets to this account, and no stage depends on it`,
           }
         : {}),
     })),

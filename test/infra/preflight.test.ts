@@ -58,8 +58,10 @@ const fake = await startFakeAws();
 afterAll(() => fake.close());
 const topicArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-MonitoringAlarmTopic-Ab12`;
 const ticketTopicArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-MonitoringTicketTopic-Gh78`;
-const budgetTopicArn = `arn:aws:sns:${region}:${account}:StoreOrders-budget-AlarmTopic-Cd34`;
-const budgetTemplate = sharedApp().app.synth().getStackByName('StoreOrders-budget').template as { Resources: Record<string, Resource> };
+const budgetTopicArn = `arn:aws:sns:${region}:${account}:StoreOrders-budget-production-AlarmTopic-Cd34`;
+const budgetTemplate = sharedApp().app.synth().getStackByName('StoreOrders-budget-production').template as {
+  Resources: Record<string, Resource>;
+};
 const productionResourcesById = productionTemplate.Resources as Record<string, Resource>;
 const logicalIdOf = (template: { Resources: Record<string, Resource> }, type: string, name?: string) =>
   Object.entries(template.Resources).find(
@@ -156,7 +158,9 @@ beforeEach(() => {
   lambda.on(GetAccountSettingsCommand).resolves({ AccountLimit: { ConcurrentExecutions: 1000, UnreservedConcurrentExecutions: 990 } });
   cloudFormation.on(ListStackResourcesCommand).rejects(missingStack('StoreOrders-account'));
   cloudFormation.on(ListStackResourcesCommand, { StackName: config.stackName }).resolves({ StackResourceSummaries: productionResources });
-  cloudFormation.on(ListStackResourcesCommand, { StackName: 'StoreOrders-budget' }).resolves({ StackResourceSummaries: budgetResources });
+  cloudFormation
+    .on(ListStackResourcesCommand, { StackName: 'StoreOrders-budget-production' })
+    .resolves({ StackResourceSummaries: budgetResources });
   // The stack last deployed this very template.
   cloudFormation.on(GetTemplateCommand, { StackName: config.stackName }).resolves({ TemplateBody: JSON.stringify(productionTemplate) });
   for (const name of [config.ordersTableName, config.apiKeysTableName])
@@ -207,7 +211,7 @@ describe('npm run preflight', () => {
       ['API Gateway logging role', true],
       ['alarm delivery: StoreOrders-production/Monitoring/AlarmTopic', true],
       ['alarm delivery: StoreOrders-production/Monitoring/TicketTopic', true],
-      ['alarm delivery: StoreOrders-budget/AlarmTopic', true],
+      ['alarm delivery: StoreOrders-budget-production/AlarmTopic', true],
       ['canary key', true],
       ['guard alarms', true],
     ]);
@@ -405,7 +409,7 @@ describe('npm run preflight', () => {
   describe('alarm delivery', () => {
     const stageTopic = 'alarm delivery: StoreOrders-production/Monitoring/AlarmTopic';
     const ticketTopic = 'alarm delivery: StoreOrders-production/Monitoring/TicketTopic';
-    const budgetTopic = 'alarm delivery: StoreOrders-budget/AlarmTopic';
+    const budgetTopic = 'alarm delivery: StoreOrders-budget-production/AlarmTopic';
 
     it('fails when nobody has confirmed a subscription to the stage alarm topic', async () => {
       sns.on(ListSubscriptionsByTopicCommand, { TopicArn: topicArn }).resolves({
@@ -457,7 +461,9 @@ describe('npm run preflight', () => {
     });
 
     it('passes where the organisation refused the budget stack, saying no stage depends on it', async () => {
-      cloudFormation.on(ListStackResourcesCommand, { StackName: 'StoreOrders-budget' }).rejects(missingStack('StoreOrders-budget'));
+      cloudFormation
+        .on(ListStackResourcesCommand, { StackName: 'StoreOrders-budget-production' })
+        .rejects(missingStack('StoreOrders-budget-production'));
       expect(await result(budgetTopic)).toMatchObject({
         ok: true,
         message: expect.stringContaining('an organisation may refuse AWS Budgets to this account, and no stage depends on it'),
