@@ -40,14 +40,18 @@ export const stackName = (stage: string): string => `StoreOrders-${stage}`;
 /** The account stack (API Gateway's account-wide logging role), one per account and region; both stages depend on it. */
 export const accountStackName = stackName('account');
 
-/** The budget stack (the account's spend alerts), one per account and region; no stage depends on it. */
-export const budgetStackName = stackName('budget');
+/**
+ * A stage's budget stack (the spend alerts of the account and region the stage lives in, at that
+ * stage's expected cost); no stage depends on it.
+ */
+export const budgetStackName = (stage: string): string => stackName(`budget-${stage}`);
 
 /**
- * The AWS Budget of the budget stack in `region`. Budget names are unique per account, and the
- * budget stack is deployed once per account and region, so the name carries the region.
+ * The AWS Budget of a stage's budget stack in `region`. Budget names are unique per account: the
+ * name carries the stage and the region, so budget stacks of both stages or of two regions in one
+ * account never meet.
  */
-export const budgetName = (region: string): string => `store-orders-monthly-${region}`;
+export const budgetName = (stage: string, region: string): string => `${stagePrefix(stage)}-monthly-${region}`;
 
 /** An operation as its constructs, alarms and graphs name it: `listOrders` → `ListOrders`. */
 export const pascalCase = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1);

@@ -26,8 +26,8 @@ export const probeListReadCapBytes = probeListBytes + 2 * 1024 * 1024;
 
 /**
  * The ids reserved for the probes' own orders: the 100 ids -9223372036854775799 to
- * -9223372036854775700, the text `-92233720368547757` and two digits, so that one IAM pattern
- * (`-92233720368547757??`) names them all. int64's minimum, -9223372036854775808, is reserved as
+ * -9223372036854775700, the text `-92233720368547757` and two digits. The probes' roles name
+ * each exactly (infra/cdk/probe-access.ts). int64's minimum, -9223372036854775808, is reserved as
  * well: it is never an order (the checks cancel it to see 404 order_not_found).
  */
 export const probeOrderIdPrefix = '-92233720368547757';

@@ -42,7 +42,11 @@ export type SmokeOptions = {
 /** What a run found: checks that failed, and checks that found the service busy. */
 export type SmokeOutcome = { readonly failed: number; readonly busy: number };
 
-type Check = { name: string; run: () => Promise<string> };
+/**
+ * One check: its name, its run, the requests one try of it sends with the prober's key, and
+ * whether busy answers make it try again (up to `mostBusyTries`).
+ */
+type Check = { name: string; run: () => Promise<string>; keyed: number; retried: boolean };
 
 /**
  * The client's `fetch`, watched: the last answer's headers, the time to its first body byte and
@@ -89,9 +93,22 @@ const clientFor = (options: SmokeOptions, watch: ReturnType<typeof watchedFetch>
 /** A single `Retry-After` longer than this is not waited for: the check is busy at once. */
 const longestBusyWaitMs = 10_000;
 /** Busy answers one check waits out at most, whatever its time. */
-const mostBusyTries = 5;
+export const mostBusyTries = 5;
 
-/** The documented refusal `error` is (429, or 503 with Retry-After), or undefined. */
+/**
+ * A 429 that is the key's daily quota spent: one without `Retry-After` (the gateway's answers to a
+ * rate, a burst or full list slots all say `Retry-After: 1`; a quota's header is mapped from the
+ * authorizer's context, which AWS does not document: docs/api.md) or with one longer than the
+ * longest busy wait (the quota's, counting to 00:00 UTC). Not load: a prober's tier is sized for
+ * its worst day (test/unit/canary-quota.test.ts), so it fails the check, and a quota that runs out
+ * is seen the day it does instead of blinding the synthetic client until midnight.
+ */
+const spentQuota = (error: unknown) =>
+  error instanceof StoreOrdersError &&
+  error.status === 429 &&
+  (error.retryAfterSeconds === undefined || error.retryAfterSeconds * 1000 > longestBusyWaitMs);
+
+/** The documented refusal `error` is (429 over a rate or a burst, or 503 with Retry-After), or undefined. */
 const refusal = (error: unknown) =>
   error instanceof StoreOrdersError && (error.status === 429 || (error.status === 503 && error.retryAfterSeconds !== undefined))
     ? error
@@ -107,6 +124,10 @@ const whileBusy = async <T>(options: SmokeOptions, run: () => Promise<T>): Promi
     try {
       return await run();
     } catch (error) {
+      if (spentQuota(error))
+        fail(
+          `429, Retry-After ${(error as StoreOrdersError).retryAfterSeconds ?? 'none'}: the key's daily quota is spent, a configuration error of its tier, not load`,
+        );
       const busy = refusal(error);
       if (busy === undefined) throw error;
       const waitMs = (busy.retryAfterSeconds ?? 1) * 1000 + 100;
@@ -268,16 +289,43 @@ const checks = (options: SmokeOptions, probeOrder: string | Error | undefined): 
   };
   const named = options.cancel;
   return [
-    { name: 'list', run: () => checkList(options, 'identity') },
-    { name: 'list with gzip', run: () => checkList(options, 'gzip') },
-    { name: 'v2 first and second page', run: () => checkPages(options, typeof probeOrder === 'string') },
-    ...(options.statusFilter === false ? [] : [{ name: 'v2 page of pending orders', run: () => checkPendingPage(options) }]),
-    { name: 'wrong key', run: wrongKeyCheck },
-    { name: 'unknown route', run: async () => expectError(await rawAnswer(options, '/smoke/no-such-route'), 404, 'route_not_found') },
-    { name: 'cancel an id that cannot exist', run: absent },
-    ...(options.probeOrders === undefined ? [] : [{ name: 'cancel of a pending order', run: () => own(options.probeOrders!) }]),
-    ...(named === undefined ? [] : [{ name: `cancel order ${named}`, run: async () => `204, X-Request-Id ${await cancel(named)}` }]),
+    { name: 'list', run: () => checkList(options, 'identity'), keyed: 1, retried: true },
+    { name: 'list with gzip', run: () => checkList(options, 'gzip'), keyed: 1, retried: true },
+    { name: 'v2 first and second page', run: () => checkPages(options, typeof probeOrder === 'string'), keyed: 2, retried: true },
+    ...(options.statusFilter === false
+      ? []
+      : [{ name: 'v2 page of pending orders', run: () => checkPendingPage(options), keyed: 1, retried: true }]),
+    { name: 'wrong key', run: wrongKeyCheck, keyed: 0, retried: true },
+    {
+      name: 'unknown route',
+      run: async () => expectError(await rawAnswer(options, '/smoke/no-such-route'), 404, 'route_not_found'),
+      keyed: 1,
+      retried: false,
+    },
+    { name: 'cancel an id that cannot exist', run: absent, keyed: 1, retried: true },
+    ...(options.probeOrders === undefined
+      ? []
+      : [{ name: 'cancel of a pending order', run: () => own(options.probeOrders!), keyed: 2, retried: true }]),
+    ...(named === undefined
+      ? []
+      : [{ name: `cancel order ${named}`, run: async () => `204, X-Request-Id ${await cancel(named)}`, keyed: 1, retried: true }]),
   ];
+};
+
+/**
+ * The requests one run sends with the prober's key: when every answer is right, and at most, when
+ * every check is refused as busy until its last try. The synthetic client's tier must hold the
+ * latter for every run of a day (test/unit/canary-quota.test.ts); `test/http/canary-quota.test.ts`
+ * counts the former on the wire.
+ */
+export const keyedRequestsPerRun = (
+  options: Pick<SmokeOptions, 'statusFilter' | 'probeOrders' | 'cancel'>,
+): { readonly right: number; readonly worstCase: number } => {
+  const all = checks({ baseUrl: '', key: '', timeoutMs: 0, ...options }, undefined);
+  return {
+    right: all.reduce((sum, { keyed }) => sum + keyed, 0),
+    worstCase: all.reduce((sum, { keyed, retried }) => sum + keyed * (retried ? mostBusyTries : 1), 0),
+  };
 };
 
 /** Why a check failed, in one line. */

@@ -44,14 +44,16 @@ export const createApp = (
     description: "Store Orders Service: API Gateway's account-wide logging role (one per account and region)",
     tags: { service: 'store-orders' },
   });
-  // Spend alerts in a stack of their own that nothing depends on: an organisation that refuses AWS
-  // Budgets to this account fails this stack alone (docs/deploying.md#the-budget).
-  new StoreOrdersBudgetStack(app, budgetStackName, {
-    env,
-    description: "Store Orders Service: the account's monthly AWS Budget and its alert topic (one per account and region)",
-    tags: { service: 'store-orders' },
-  });
   for (const config of Object.values(stages)) {
+    // Spend alerts in a stack of their own that nothing depends on, at the stage's cost (each stage
+    // has an account of its own): an organisation that refuses AWS Budgets to the stage's account
+    // fails this stack alone (docs/deploying.md#the-budget).
+    new StoreOrdersBudgetStack(app, budgetStackName(config.stage), {
+      config,
+      env,
+      description: `Store Orders Service, ${config.stage} stage: its account's monthly AWS Budget and its alert topic`,
+      tags: { service: 'store-orders', stage: config.stage },
+    });
     const stack = new StoreOrdersStack(app, config.stackName, {
       config,
       env,

@@ -9,14 +9,17 @@ import { Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { metricsNamespace } from '../../shared/observability.ts';
-import { probeOrderAttributes, probeOrderIdPrefix, probeOrderSlots } from '../../shared/probes.ts';
+import { probeOrderAttributes, probeOrderId, probeOrderSlots } from '../../shared/probes.ts';
 
 /**
- * The reserved ids as one `StringLike` pattern: the prefix and one `?` per digit of the slot. IAM
- * compares `dynamodb:LeadingKeys` (ArrayOfString) with the partition key's value as the request
- * writes it, the id's decimal text.
+ * The reserved ids, each written out as the probes write it (`probeOrderId`), for
+ * `ForAllValues:StringEquals`. `dynamodb:LeadingKeys` is typed ArrayOfString, and AWS documents no
+ * case of a Number key: a pattern would admit other spellings of real orders
+ * (`-92233720368547757e0` is order -92233720368547757 to DynamoDB), while the exact texts fail
+ * closed whether IAM compares the request's text or a normalised number (the first staging
+ * deploy's hook proves the former: docs/deploying.md).
  */
-export const probeOrderIdPattern = `${probeOrderIdPrefix}${'?'.repeat(String(probeOrderSlots - 1).length)}`;
+export const probeOrderIds: readonly string[] = Array.from({ length: probeOrderSlots }, (_, slot) => probeOrderId(slot));
 
 /**
  * PutItem, GetItem and DeleteItem on the orders table, for the reserved ids only, naming no
@@ -29,8 +32,7 @@ const probeOrderStatement = (table: dynamodb.ITable) =>
     actions: ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:DeleteItem'],
     resources: [table.tableArn],
     conditions: {
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [probeOrderIdPattern] },
-      'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...probeOrderAttributes] },
+      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...probeOrderIds], 'dynamodb:Attributes': [...probeOrderAttributes] },
       StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
       Null: { 'dynamodb:LeadingKeys': 'false' },
     },

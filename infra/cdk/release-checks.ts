@@ -189,6 +189,9 @@ export const statusFilterCheck = (config: Pick<StageConfig, 'stage' | 'ordersSta
   return config.statusFilterChecks ? 'on' : 'off';
 };
 
+/** How often the synthetic client runs: its tier's daily quota holds every run of a day (test/unit/canary-quota.test.ts). */
+export const canaryIntervalMinutes = 1;
+
 export const canaryRuntime = new synthetics.Runtime('syn-nodejs-4.1', synthetics.RuntimeFamily.NODEJS);
 
 let canaryScriptDir: string | undefined;
@@ -240,7 +243,7 @@ export class SyntheticClient extends Construct {
         // breaks Synthetics' own check of the layout when a synth skips bundling.)
         code: synthetics.Code.fromAsset(builtCanaryScript()),
       }),
-      schedule: synthetics.Schedule.rate(Duration.minutes(1)),
+      schedule: synthetics.Schedule.rate(Duration.minutes(canaryIntervalMinutes)),
       timeout: Duration.seconds(canaryTimeoutSeconds),
       environmentVariables: {
         BASE_URL: props.baseUrl,

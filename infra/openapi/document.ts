@@ -75,7 +75,9 @@ const sharedHeaders = {
     description:
       'Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3). The service sends 1 after a rate or burst limit or while busy, ' +
       "60 while the status filter's index is not ready, and once a key has used its daily quota the seconds until the quota starts afresh " +
-      'at 00:00 UTC (counted when the key was last authorized, so up to 5 minutes more than the exact wait, never less); never more than a day.',
+      'at 00:00 UTC (counted when the key was last authorized, so up to 5 minutes more than the exact wait, never less); never more than a day. ' +
+      "That last value is mapped into API Gateway's own 429 in a way AWS does not document: a 429 may come without it; back off then, " +
+      'as after a failed connection.',
     schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86_400 },
   },
 } as const satisfies Record<string, HeaderObject>;

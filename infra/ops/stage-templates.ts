@@ -8,7 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CloudFormationClient, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
+import { type CloudFormationClient, GetTemplateCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
 import type { StageConfig } from '../stage-config.ts';
 import { accountStackName, budgetStackName } from '../names.ts';
 
@@ -21,8 +21,12 @@ export type CfnResource = {
 };
 export type CfnTemplate = { readonly Resources?: Record<string, CfnResource> };
 
-/** The stacks a stage's preflight reads: the stage's own, the account stack it depends on, and the account's budget stack. */
-export const stacksOfStage = (config: Pick<StageConfig, 'stackName'>): string[] => [config.stackName, accountStackName, budgetStackName];
+/** The stacks a stage's preflight reads: the stage's own, the account stack it depends on, and the stage's budget stack. */
+export const stacksOfStage = (config: Pick<StageConfig, 'stage' | 'stackName'>): string[] => [
+  config.stackName,
+  accountStackName,
+  budgetStackName(config.stage),
+];
 
 const repoRoot = join(import.meta.dirname, '../..');
 
@@ -102,6 +106,15 @@ export const deployedResources = async (
     throw error;
   }
   return resources;
+};
+
+/**
+ * The template CloudFormation last deployed for a stack (GetTemplate, the original JSON the CDK
+ * sent): what a deploy compares its properties with, so what it will change.
+ */
+export const recordedTemplate = async (cloudFormation: CloudFormationClient, stackName: string): Promise<CfnTemplate> => {
+  const { TemplateBody } = await cloudFormation.send(new GetTemplateCommand({ StackName: stackName, TemplateStage: 'Original' }));
+  return JSON.parse(TemplateBody ?? '{}') as CfnTemplate;
 };
 
 /** A resource's construct path (its `aws:cdk:path` metadata, without the trailing `/Resource`), else its logical id. */

@@ -1,15 +1,18 @@
 /**
  * The preflight's table checks (./deploy-preflight.ts): each fixed-name table of the stage's
- * template (orders, API keys) against the live table DynamoDB describes (DescribeTable) and the
- * stack CloudFormation holds. A deploy must neither meet a table it does not hold (CloudFormation
- * would fail with "already exists": adopt it first with `cdk import`), nor adopt one whose key
- * schema, streams, billing or indexes differ from what it declares (CloudFormation's import checks
- * none of them), nor drop an index the live table has (a rollback to an older release would).
+ * template (orders, API keys) against the live table DynamoDB describes (DescribeTable, its
+ * backups and TTL) and the stack CloudFormation holds. A deploy must neither meet a table it does
+ * not hold (CloudFormation would fail with "already exists": adopt it first with `cdk import`), nor
+ * adopt one whose key schema, streams, billing, indexes, deletion protection, encryption,
+ * point-in-time recovery or TTL differ from what it declares (CloudFormation's import checks none of
+ * them, and no later deploy applies them), nor drop an index the live table has (a rollback to an
+ * older release would), nor leave a table it holds unprotected where its template protects it.
  */
 import { DescribeTableCommand, type DynamoDBClient, type TableDescription } from '@aws-sdk/client-dynamodb';
 import type { StageConfig } from '../stage-config.ts';
 import { type CheckResult, errorName } from './check-results.ts';
 import type { CfnResource, CfnTemplate, DeployedResource } from './stage-templates.ts';
+import { declaredSettings, liveSettings, type SettingDifference, settingDifferences, type TableSettings } from './table-settings.ts';
 
 /** A table's shape, as the template declares it or as DynamoDB describes it: what adoption and rollback must keep. */
 export type TableShape = {
@@ -102,21 +105,40 @@ const describeTable = async (dynamoDb: DynamoDBClient, name: string): Promise<Ta
   }
 };
 
-const adoptFix = (config: Pick<StageConfig, 'stage' | 'stackName'>, tableName: string) =>
+const adoptFix = (config: Stage, tableName: string) =>
   `adopt it into ${config.stackName} before any deploy (docs/deploying.md#an-account-whose-tables-already-exist): npm run import-mapping -- --stage ${config.stage} --table ${tableName} --out import-${config.stage}.json && npx cdk import ${config.stackName} --resource-mapping import-${config.stage}.json; then deploy without -c firstDeploy`;
 
-/** One table outside the stack: adoptable when it is what the stack declares, else not as it is. */
-const outsideTheStack = (config: Pick<StageConfig, 'stage' | 'stackName'>, tableName: string, declared: TableShape, live: TableShape) => {
-  const differences = adoptionDifferences(declared, live);
-  if (differences.length > 0)
+type Stage = Pick<StageConfig, 'stage' | 'stackName' | 'data'>;
+
+const commands = (differences: readonly SettingDifference[]) => differences.map(({ command }) => command).join(' && ');
+
+/**
+ * One table outside the stack: adoptable when it is what the stack declares, else not as it is.
+ * Its settings are compared too: `cdk import` adopts the table as it is, and the deploys after it
+ * send the properties the import recorded, so CloudFormation never applies them.
+ */
+const outsideTheStack = (
+  config: Stage,
+  tableName: string,
+  [declared, live]: [TableShape, TableShape],
+  [wanted, settings]: [TableSettings, SettingDifference[]],
+) => {
+  const differences = [...adoptionDifferences(declared, live), ...settings.map(({ text }) => text)];
+  if (differences.length > settings.length)
     return {
       ok: false,
       message: `${tableName} exists outside ${config.stackName} and is not what the stack declares (${differences.join('; ')}): a deploy would fail with "already exists", and adopting it as it is would leave CloudFormation managing a table it misdescribes`,
       fix: 'make the table and infra/cdk/tables.ts agree first (the key cannot change; a stream, the billing mode and indexes can, on either side), then adopt it (docs/deploying.md#an-account-whose-tables-already-exist)',
     };
+  if (settings.length > 0)
+    return {
+      ok: false,
+      message: `${tableName} exists outside ${config.stackName} and is not adoptable as it is (${differences.join('; ')}): cdk import adopts a table as it is, and no later deploy changes these settings (the stack's template already declares them)`,
+      fix: `bring the table to what the stack declares first: ${commands(settings)}; wait until aws dynamodb describe-table --table-name ${tableName} shows it ACTIVE, run the preflight again, then adopt it (docs/deploying.md#an-account-whose-tables-already-exist)`,
+    };
   return {
     ok: false,
-    message: `${tableName} exists outside ${config.stackName} (the store's own table, or one a failed deploy left) and matches what the stack declares (${declared.key}, ${declared.billing}, stream ${declared.stream}): a deploy would fail with "already exists"`,
+    message: `${tableName} exists outside ${config.stackName} (the store's own table, or one a failed deploy left) and matches what the stack declares (${declared.key}, ${declared.billing}, stream ${declared.stream}, deletion protection ${wanted.deletionProtection}, encryption with ${wanted.encryption}, point-in-time recovery ${wanted.pointInTimeRecovery}, time to live ${wanted.timeToLive}): a deploy would fail with "already exists"`,
     fix: adoptFix(config, tableName),
   };
 };
@@ -126,7 +148,7 @@ const outsideTheStack = (config: Pick<StageConfig, 'stage' | 'stackName'>, table
  * delete a protected table, so a create that failed could not roll it back, and every retry would
  * meet its name (`-c firstDeploy=true` makes it so; the next deploy protects it).
  */
-const createdHere = (config: Pick<StageConfig, 'stage' | 'stackName'>, tableName: string, resource: CfnResource, stackCreate: boolean) => {
+const createdHere = (config: Stage, tableName: string, resource: CfnResource, stackCreate: boolean) => {
   const check = `table ${tableName}`;
   if (!stackCreate) return { check, ok: true, message: `${tableName} does not exist yet: this deploy creates it` };
   if (resource.Properties?.DeletionProtectionEnabled === true)
@@ -143,8 +165,50 @@ const createdHere = (config: Pick<StageConfig, 'stage' | 'stackName'>, tableName
   };
 };
 
-/** One table the stack holds: a deploy must not drop its indexes nor change its key. */
-const inTheStack = (tableName: string, declared: TableShape, live: TableShape) => {
+/**
+ * Deletion protection and point-in-time recovery of a table the stack holds. Where the live table
+ * differs from the template, the deploy fixes it only if it changes the property from what the
+ * stack recorded (a first deploy's unprotected tables, protected by the next deploy); otherwise
+ * CloudFormation sends nothing (someone changed the table by hand, or `cdk import` adopted it
+ * as it was). A template that turns protection off where the stage protects its tables is a
+ * `-c firstDeploy=true` build of a stack that exists.
+ */
+const heldSettings = (
+  config: Stage,
+  tableName: string,
+  [declared, live]: [TableSettings, TableSettings],
+  recorded: TableSettings | undefined,
+): { ok: boolean; message: string; fix?: string } | string => {
+  if (config.data.deletionProtection && declared.deletionProtection === 'off')
+    return {
+      ok: false,
+      message: `this template turns deletion protection of ${tableName} off, while ${config.stage} protects its tables: a -c firstDeploy=true build, which only a stack's create may use`,
+      fix: `deploy without -c firstDeploy (npm run preflight -- --stage ${config.stage})`,
+    };
+  const differences = settingDifferences(tableName, declared, live, ['deletionProtection', 'pointInTimeRecovery']);
+  const applied = differences.filter(({ setting }) => recorded !== undefined && recorded[setting] !== declared[setting]);
+  const drifted = differences.filter((difference) => !applied.includes(difference));
+  if (drifted.length > 0)
+    return {
+      ok: false,
+      message: `${tableName} is not what ${config.stackName} declares (${drifted.map(({ text }) => text).join('; ')}), and this deploy would not change it: CloudFormation applies a property only when the template changes it (the table was changed by hand, or adopted as it was)`,
+      fix: `${commands(drifted)}; then run the preflight again`,
+    };
+  return applied
+    .map(
+      ({ setting }) =>
+        `; this deploy turns its ${setting === 'deletionProtection' ? 'deletion protection' : 'point-in-time recovery'} ${declared[setting]}`,
+    )
+    .join('');
+};
+
+/** One table the stack holds: a deploy must not drop its indexes nor change its key, and must keep it protected. */
+const inTheStack = (
+  config: Stage,
+  tableName: string,
+  [declared, live]: [TableShape, TableShape],
+  settings: { declared: TableSettings; live: TableSettings; recorded: TableSettings | undefined },
+) => {
   const removed = removedIndexes(declared, live);
   if (removed.length > 0)
     return {
@@ -158,24 +222,27 @@ const inTheStack = (tableName: string, declared: TableShape, live: TableShape) =
       message: `this template gives ${tableName} the key ${declared.key}, the table has ${live.key}: CloudFormation would replace the table, which a fixed name does not allow`,
       fix: 'the key schema is a contract with the store’s other systems: deploy a template that keeps it',
     };
+  const protection = heldSettings(config, tableName, [settings.declared, settings.live], settings.recorded);
+  if (typeof protection !== 'string') return protection;
   const added = [...declared.indexes.keys()].filter((name) => !live.indexes.has(name));
   const adds =
     added.length === 0
       ? ''
       : `; this deploy adds ${added.join(', ')} (a backfill: deploy it alone and watch it, docs/deploying.md#the-status-index)`;
-  return { ok: true, message: `${tableName} is the stack's, keeps its key and its ${live.indexes.size} index(es)${adds}` };
+  return { ok: true, message: `${tableName} is the stack's, keeps its key and its ${live.indexes.size} index(es)${adds}${protection}` };
 };
 
 /**
  * One result per fixed-name table of the template: created by this deploy, the stack's own and
  * kept as it is, or outside the stack (adopt it first). `deployed` is the stack as CloudFormation
- * holds it (undefined before its first deploy).
+ * holds it (undefined before its first deploy), `recorded` the template it last deployed.
  */
 export const checkTables = async (
   dynamoDb: DynamoDBClient,
-  config: Pick<StageConfig, 'stage' | 'stackName'>,
+  config: Stage,
   template: CfnTemplate,
   deployed: ReadonlyMap<string, DeployedResource> | undefined,
+  recorded?: CfnTemplate,
 ): Promise<CheckResult[]> =>
   Promise.all(
     fixedNameTables(template).map(async ({ logicalId, tableName, resource }): Promise<CheckResult> => {
@@ -192,8 +259,14 @@ export const checkTables = async (
           };
         return createdHere(config, tableName, resource, deployed === undefined || deployed.size === 0);
       }
-      const declared = declaredShape(resource);
-      const live = liveShape(table);
-      return { check, ...(held ? inTheStack(tableName, declared, live) : outsideTheStack(config, tableName, declared, live)) };
+      const shapes: [TableShape, TableShape] = [declaredShape(resource), liveShape(table)];
+      const declared = declaredSettings(resource);
+      const live = await liveSettings(dynamoDb, table);
+      if (held) {
+        const recordedResource = recorded?.Resources?.[logicalId];
+        const wasRecorded = recordedResource === undefined ? undefined : declaredSettings(recordedResource);
+        return { check, ...inTheStack(config, tableName, shapes, { declared, live, recorded: wasRecorded }) };
+      }
+      return { check, ...outsideTheStack(config, tableName, shapes, [declared, settingDifferences(tableName, declared, live)]) };
     }),
   );

@@ -9,7 +9,7 @@ import type { SNSClient } from '@aws-sdk/client-sns';
 import { type StageConfig, stages } from '../stage-config.ts';
 import { budgetStackName } from '../names.ts';
 import type { CheckResult } from './check-results.ts';
-import { deployedResources, deployTemplates, stacksOfStage } from './stage-templates.ts';
+import { deployedResources, deployTemplates, recordedTemplate, stacksOfStage } from './stage-templates.ts';
 import { checkTables } from './table-checks.ts';
 import { checkPeopleTopics } from './topic-checks.ts';
 
@@ -37,9 +37,9 @@ export const templateChecks = async (
       stackName,
       template: templates.get(stackName) ?? {},
       deployed: await deployedResources(clients.cloudFormation, stackName),
-      ...(stackName === budgetStackName
+      ...(stackName === budgetStackName(config.stage)
         ? {
-            whenAbsent: `deploy it with npx cdk deploy ${budgetStackName}; an organisation may refuse AWS Budgets to this account, and no stage depends on it`,
+            whenAbsent: `deploy it with npx cdk deploy ${stackName}; an organisation may refuse AWS Budgets to this account, and no stage depends on it`,
           }
         : {}),
     })),
@@ -47,8 +47,10 @@ export const templateChecks = async (
   const stage = stacks[0]!;
   if (Object.keys(stage.template.Resources ?? {}).length === 0)
     throw new Error(`no template of ${config.stackName} in ${app ?? 'this checkout'}`);
+  // The stack's last template, where it holds a table: what its deploy will change.
+  const recorded = (stage.deployed?.size ?? 0) > 0 ? await recordedTemplate(clients.cloudFormation, config.stackName) : undefined;
   return {
-    tables: await checkTables(clients.dynamoDb, config, stage.template, stage.deployed),
+    tables: await checkTables(clients.dynamoDb, config, stage.template, stage.deployed, recorded),
     topics: await checkPeopleTopics(clients.sns, subscribedEmails(config), stacks),
   };
 };

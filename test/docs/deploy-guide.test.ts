@@ -45,13 +45,14 @@ describe('docs/deploying.md, the first deploy', () => {
     expect(documented).toEqual(outputs);
   });
 
-  it.each(stageNames)('subscribes someone to every topic the %s stack and the budget stack offer', (stage) => {
+  it.each(stageNames)('subscribes someone to every topic the %s stack and its budget stack offer', (stage) => {
+    const budget = `StoreOrders-budget-${stage}`;
     const expected = [
       ...topicOutputs(templateOf(`StoreOrders-${stage}`)).map((output) => `StoreOrders-${stage} ${output}`),
-      ...topicOutputs(templateOf('StoreOrders-budget')).map((output) => `StoreOrders-budget ${output}`),
+      ...topicOutputs(templateOf(budget)).map((output) => `${budget} ${output}`),
     ];
     expect(expected.length).toBeGreaterThanOrEqual(3);
-    const forStage = subscribed(guide).filter((pair) => pair.startsWith(`StoreOrders-${stage} `) || pair.startsWith('StoreOrders-budget '));
+    const forStage = subscribed(guide).filter((pair) => pair.startsWith(`StoreOrders-${stage} `) || pair.startsWith(`${budget} `));
     expect(new Set(forStage)).toEqual(new Set(expected));
   });
 });

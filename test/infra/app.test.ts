@@ -27,13 +27,14 @@ describe('the CDK app', () => {
     const stacks = app.node.children.filter((child) => child instanceof Stack);
     expect(stacks.map((stack) => stack.stackName).sort()).toEqual([
       'StoreOrders-account',
-      'StoreOrders-budget',
+      'StoreOrders-budget-production',
+      'StoreOrders-budget-staging',
       'StoreOrders-production',
       'StoreOrders-staging',
     ]);
-    // An organisation may refuse AWS Budgets to a member account: the budget is in a stack of its own.
+    // An organisation may refuse AWS Budgets to a member account: each stage's budget is in a stack of its own.
     const budgetOwners = stacks.filter((stack) => Object.keys(templateOf(stack).findResources('AWS::Budgets::Budget')).length > 0);
-    expect(budgetOwners.map((stack) => stack.stackName)).toEqual(['StoreOrders-budget']);
+    expect(budgetOwners.map((stack) => stack.stackName).sort()).toEqual(['StoreOrders-budget-production', 'StoreOrders-budget-staging']);
     const owners = stacks.filter((stack) => Object.keys(templateOf(stack).findResources('AWS::ApiGateway::Account')).length > 0);
     expect(owners.map((stack) => stack.stackName)).toEqual(['StoreOrders-account']);
     for (const stage of stageNames) {

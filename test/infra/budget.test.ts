@@ -1,8 +1,9 @@
 /**
- * The account's AWS Budget, in a stack of its own (StoreOrders-budget) that no stage depends on:
- * its amount is the stages' expected monthly cost (docs/deploying.md states the figure), its
- * actual and forecast alerts reach the budget stack's topic, and that topic's policy lets AWS
- * Budgets of this account publish, evaluated by the IAM policy simulator.
+ * Each stage's AWS Budget, in a stack of its own (StoreOrders-budget-<stage>) that no stage depends
+ * on, deployed into the stage's own account: its amount is that stage's expected monthly cost
+ * (docs/deploying.md states the figure), its actual and forecast alerts reach the budget stack's
+ * topic, and that topic's policy lets AWS Budgets of this account publish, evaluated by the IAM
+ * policy simulator.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import type { Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { budgetStackName } from '../../infra/names.ts';
 import { stages } from '../../infra/stage-config.ts';
-import { repoRoot, sharedApp } from '../lib/cdk.ts';
+import { repoRoot, sharedApp, stageNames } from '../lib/cdk.ts';
 import {
   type CfnTemplate,
   evaluate,
@@ -24,7 +25,8 @@ import {
 } from '../lib/iam.ts';
 
 const { app } = sharedApp();
-const template = app.synth().getStackByName((app.node.findChild(budgetStackName) as Stack).stackName).template as CfnTemplate;
+const templateOf = (stackName: string) =>
+  app.synth().getStackByName((app.node.findChild(stackName) as Stack).stackName).template as CfnTemplate;
 
 type BudgetProps = {
   Budget: {
@@ -40,32 +42,35 @@ type BudgetProps = {
   }[];
 };
 
-describe('the account budget', () => {
+describe.each(stageNames)("the budget of %s's account", (stage) => {
+  const config = stages[stage];
+  const stackName = budgetStackName(stage);
+  const template = templateOf(stackName);
   const budgets = resourcesOfType(template, 'AWS::Budgets::Budget');
   const budget = budgets[0]![1] as unknown as { Properties: BudgetProps; DependsOn?: string[] };
   const topics = resourcesOfType(template, 'AWS::SNS::Topic');
 
-  it('is a monthly cost budget of what the stages are expected to cost together', () => {
+  // Each stage lives in an account of its own: an account holding only this stage budgets its cost
+  // alone, not the whole service's (the other stage's cost would delay every alert).
+  it("is a monthly cost budget of this stage's expected cost alone", () => {
     expect(budgets).toHaveLength(1);
     const { BudgetLimit, BudgetType, TimeUnit } = budget.Properties.Budget;
     expect({ BudgetType, TimeUnit, Unit: BudgetLimit.Unit }).toEqual({ BudgetType: 'COST', TimeUnit: 'MONTHLY', Unit: 'USD' });
-    expect(BudgetLimit.Amount).toBe(Object.values(stages).reduce((sum, config) => sum + config.alarms.monthlyCostUsd, 0));
+    expect(BudgetLimit.Amount).toBe(config.alarms.monthlyCostUsd);
   });
 
-  // Budget names are unique per account, and this stack deploys once per account and region: a
-  // second region's stack would fail on a fixed name, and without the filter each would count both.
-  it("is named by its region and counts only its region's spend", () => {
-    const resolve = resolveTemplate(template, budgetStackName);
+  // Budget names are unique per account: a second region's stack, or the other stage's in a shared
+  // account, would fail on a fixed name, and without the filter two regions would each count both.
+  it("is named by its stage and region and counts only its region's spend", () => {
+    const resolve = resolveTemplate(template, stackName);
     const resolved = resolve(budget.Properties.Budget) as { BudgetName: string; FilterExpression: unknown };
-    expect(resolved.BudgetName).toBe(`store-orders-monthly-${evaluationRegion}`);
+    expect(resolved.BudgetName).toBe(`store-orders-${stage}-monthly-${evaluationRegion}`);
     expect(resolved.FilterExpression).toEqual({ Dimensions: { Key: 'REGION', Values: [evaluationRegion] } });
   });
 
-  it('states the amount, and each stage share, in docs/deploying.md', () => {
+  it('states the amount in docs/deploying.md', () => {
     const page = readFileSync(join(repoRoot, 'docs/deploying.md'), 'utf8');
-    const amount = budget.Properties.Budget.BudgetLimit.Amount;
-    expect(page).toContain(`**$${amount} a month**`);
-    for (const config of Object.values(stages)) expect(page).toContain(`${config.stage} $${config.alarms.monthlyCostUsd}`);
+    expect(page).toContain(`${stackName}\` **$${budget.Properties.Budget.BudgetLimit.Amount} a month**`);
   });
 
   it("alerts the budget stack's topic when spend passes 80 % and 100 %, and when the forecast passes 100 %", () => {
@@ -83,7 +88,7 @@ describe('the account budget', () => {
   });
 
   it("lets this account's budgets publish to the topic, and no other account's", async () => {
-    const resolve = resolveTemplate(template, budgetStackName);
+    const resolve = resolveTemplate(template, stackName);
     const topicId = topics[0]![0];
     const policy = resourcesOfType(template, 'AWS::SNS::TopicPolicy')[0]![1];
     expect(referencedId((policy.Properties?.Topics as unknown[])[0])).toBe(topicId);
@@ -93,7 +98,7 @@ describe('the account budget', () => {
         action: 'sns:Publish',
         resource: String(resolve({ Ref: topicId })),
         context: {
-          'aws:SourceArn': `arn:aws:budgets::${account}:budget/store-orders-monthly-${evaluationRegion}`,
+          'aws:SourceArn': `arn:aws:budgets::${account}:budget/store-orders-${stage}-monthly-${evaluationRegion}`,
           'aws:SourceAccount': account,
         },
         resourcePolicy: resolve(policy.Properties?.PolicyDocument) as PolicyDocument,

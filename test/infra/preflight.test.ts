@@ -7,8 +7,13 @@
  */
 import { APIGatewayClient, GetAccountCommand } from '@aws-sdk/client-api-gateway';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { CloudFormationClient, DescribeStacksCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
-import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CloudFormationClient, DescribeStacksCommand, GetTemplateCommand, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
+import {
+  DescribeContinuousBackupsCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import { GetAccountSettingsCommand, GetFunctionConcurrencyCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { DescribeSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
@@ -53,8 +58,10 @@ const fake = await startFakeAws();
 afterAll(() => fake.close());
 const topicArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-MonitoringAlarmTopic-Ab12`;
 const ticketTopicArn = `arn:aws:sns:${region}:${account}:StoreOrders-production-MonitoringTicketTopic-Gh78`;
-const budgetTopicArn = `arn:aws:sns:${region}:${account}:StoreOrders-budget-AlarmTopic-Cd34`;
-const budgetTemplate = sharedApp().app.synth().getStackByName('StoreOrders-budget').template as { Resources: Record<string, Resource> };
+const budgetTopicArn = `arn:aws:sns:${region}:${account}:StoreOrders-budget-production-AlarmTopic-Cd34`;
+const budgetTemplate = sharedApp().app.synth().getStackByName('StoreOrders-budget-production').template as {
+  Resources: Record<string, Resource>;
+};
 const productionResourcesById = productionTemplate.Resources as Record<string, Resource>;
 const logicalIdOf = (template: { Resources: Record<string, Resource> }, type: string, name?: string) =>
   Object.entries(template.Resources).find(
@@ -84,7 +91,7 @@ const budgetResources = [
     LastUpdatedTimestamp: new Date(),
   },
 ];
-/** A table as DescribeTable describes what the stack declares: a numeric id, on demand, no stream, no index. */
+/** A table as DescribeTable describes what the stack declares: a numeric id, on demand, no stream, no index, protected, a KMS key. */
 const liveTable = (name: string, extra: Record<string, unknown> = {}) => ({
   Table: {
     TableName: name,
@@ -97,6 +104,8 @@ const liveTable = (name: string, extra: Record<string, unknown> = {}) => ({
       },
     ],
     BillingModeSummary: { BillingMode: 'PAY_PER_REQUEST' as const },
+    DeletionProtectionEnabled: true,
+    SSEDescription: { Status: 'ENABLED' as const, SSEType: 'KMS' as const, KMSMasterKeyArn: `arn:aws:kms:${region}:${account}:key/0a1b` },
     ...extra,
   },
 });
@@ -149,9 +158,20 @@ beforeEach(() => {
   lambda.on(GetAccountSettingsCommand).resolves({ AccountLimit: { ConcurrentExecutions: 1000, UnreservedConcurrentExecutions: 990 } });
   cloudFormation.on(ListStackResourcesCommand).rejects(missingStack('StoreOrders-account'));
   cloudFormation.on(ListStackResourcesCommand, { StackName: config.stackName }).resolves({ StackResourceSummaries: productionResources });
-  cloudFormation.on(ListStackResourcesCommand, { StackName: 'StoreOrders-budget' }).resolves({ StackResourceSummaries: budgetResources });
+  cloudFormation
+    .on(ListStackResourcesCommand, { StackName: 'StoreOrders-budget-production' })
+    .resolves({ StackResourceSummaries: budgetResources });
+  // The stack last deployed this very template.
+  cloudFormation.on(GetTemplateCommand, { StackName: config.stackName }).resolves({ TemplateBody: JSON.stringify(productionTemplate) });
   for (const name of [config.ordersTableName, config.apiKeysTableName])
     dynamoDb.on(DescribeTableCommand, { TableName: name }).resolves(liveTable(name));
+  dynamoDb.on(DescribeContinuousBackupsCommand).resolves({
+    ContinuousBackupsDescription: {
+      ContinuousBackupsStatus: 'ENABLED',
+      PointInTimeRecoveryDescription: { PointInTimeRecoveryStatus: 'ENABLED' },
+    },
+  });
+  dynamoDb.on(DescribeTimeToLiveCommand).resolves({ TimeToLiveDescription: { TimeToLiveStatus: 'DISABLED' } });
   lambda.on(GetFunctionConcurrencyCommand, { FunctionName: 'list-fn' }).resolves({ ReservedConcurrentExecutions: 10 });
   lambda.on(GetFunctionConcurrencyCommand, { FunctionName: 'paged-fn' }).resolves({ ReservedConcurrentExecutions: 10 });
   apiGateway.on(GetAccountCommand).resolves({ cloudwatchRoleArn: `arn:aws:iam::${account}:role/ApiGatewayCloudWatchRole` });
@@ -191,7 +211,7 @@ describe('npm run preflight', () => {
       ['API Gateway logging role', true],
       ['alarm delivery: StoreOrders-production/Monitoring/AlarmTopic', true],
       ['alarm delivery: StoreOrders-production/Monitoring/TicketTopic', true],
-      ['alarm delivery: StoreOrders-budget/AlarmTopic', true],
+      ['alarm delivery: StoreOrders-budget-production/AlarmTopic', true],
       ['canary key', true],
       ['guard alarms', true],
     ]);
@@ -389,7 +409,7 @@ describe('npm run preflight', () => {
   describe('alarm delivery', () => {
     const stageTopic = 'alarm delivery: StoreOrders-production/Monitoring/AlarmTopic';
     const ticketTopic = 'alarm delivery: StoreOrders-production/Monitoring/TicketTopic';
-    const budgetTopic = 'alarm delivery: StoreOrders-budget/AlarmTopic';
+    const budgetTopic = 'alarm delivery: StoreOrders-budget-production/AlarmTopic';
 
     it('fails when nobody has confirmed a subscription to the stage alarm topic', async () => {
       sns.on(ListSubscriptionsByTopicCommand, { TopicArn: topicArn }).resolves({
@@ -441,7 +461,9 @@ describe('npm run preflight', () => {
     });
 
     it('passes where the organisation refused the budget stack, saying no stage depends on it', async () => {
-      cloudFormation.on(ListStackResourcesCommand, { StackName: 'StoreOrders-budget' }).rejects(missingStack('StoreOrders-budget'));
+      cloudFormation
+        .on(ListStackResourcesCommand, { StackName: 'StoreOrders-budget-production' })
+        .rejects(missingStack('StoreOrders-budget-production'));
       expect(await result(budgetTopic)).toMatchObject({
         ok: true,
         message: expect.stringContaining('an organisation may refuse AWS Budgets to this account, and no stage depends on it'),
@@ -561,6 +583,7 @@ describe("the pipeline's deploy identity may make every call the preflight makes
     }),
     DescribeStacksCommand: ({ StackName }) => ({ action: 'cloudformation:DescribeStacks', resource: arn.stack(StackName!) }),
     ListStackResourcesCommand: ({ StackName }) => ({ action: 'cloudformation:ListStackResources', resource: arn.stack(StackName!) }),
+    GetTemplateCommand: ({ StackName }) => ({ action: 'cloudformation:GetTemplate', resource: arn.stack(StackName!) }),
     GetAccountSettingsCommand: () => ({ action: 'lambda:GetAccountSettings', resource: '*' }),
     GetFunctionConcurrencyCommand: ({ FunctionName }) => ({
       action: 'lambda:GetFunctionConcurrency',
@@ -580,10 +603,15 @@ describe("the pipeline's deploy identity may make every call the preflight makes
       action: 'sns:ListSubscriptionsByTopic',
       resource: `arn:aws:sns:${pipelineRegion}:${accounts[stage]}:${TopicArn!.split(':').pop()}`,
     }),
-    DescribeTableCommand: ({ TableName }) => ({
-      action: 'dynamodb:DescribeTable',
-      resource: `arn:aws:dynamodb:${pipelineRegion}:${accounts[stage]}:table/${TableName}`,
-    }),
+    ...Object.fromEntries(
+      ['DescribeTable', 'DescribeContinuousBackups', 'DescribeTimeToLive'].map((action) => [
+        `${action}Command`,
+        ({ TableName }: Record<string, string>) => ({
+          action: `dynamodb:${action}`,
+          resource: `arn:aws:dynamodb:${pipelineRegion}:${accounts[stage]}:table/${TableName}`,
+        }),
+      ]),
+    ),
   };
 
   it('allows each of them, in the stage account, by the policy docs/deploying.md gives (docs/pipeline)', async () => {

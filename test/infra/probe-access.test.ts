@@ -16,6 +16,7 @@ import {
   evaluationRegion,
   referencedId,
   resolveTemplate,
+  resourcesOfType,
   roleIdentityPolicies,
   roleSession,
 } from '../lib/iam.ts';
@@ -77,6 +78,18 @@ describe.each(stageNames)("the probes' access on %s, evaluated", (stage: StageNa
         '-922337203685477570',
         '-922337203685477570000',
         `${probeOrderId(0)}1`,
+        // Other spellings of client orders that DynamoDB reads as the same Number key (measured on
+        // DynamoDB Local): -92233720368547757, -922337203685477570, -9223372036854775700.
+        '-92233720368547757e0',
+        '-92233720368547757E1',
+        '-92233720368547757E2',
+        '-92233720368547757.5',
+        '-92233720368547757.0',
+        '-92233720368547757+0',
+        // Probe ids in other spellings: the exact texts alone are the probes'.
+        `${probeOrderId(5)}.0`,
+        `${probeOrderId(5)}e0`,
+        probeOrderId(5).replace('-', '-0'),
       ];
       for (const id of others)
         for (const action of ['PutItem', 'GetItem', 'DeleteItem'])
@@ -96,6 +109,21 @@ describe.each(stageNames)("the probes' access on %s, evaluated", (stage: StageNa
       expect(await verdict(itemCall('UpdateItem', own, probeOrderId(0), ['status']))).not.toBe('Allowed');
       for (const action of ['BatchWriteItem', 'BatchGetItem', 'Scan', 'Query', 'DeleteTable'])
         expect(await verdict({ action: `dynamodb:${action}`, resource: tableArn(own) }), action).not.toBe('Allowed');
+    });
+
+    it('keeps its inline policies within IAM’s 10,240 characters per role, the reserved ids written out', async () => {
+      // IAM counts no whitespace, over every inline policy of the role (the role's Policies and each
+      // AWS::IAM::Policy attached to it); ARNs resolved as in the account (reference_iam-quotas.html).
+      const role = template.Resources[roleId]!;
+      const inline = [
+        ...((role.Properties?.Policies ?? []) as { PolicyDocument: unknown }[]).map(({ PolicyDocument }) => PolicyDocument),
+        ...resourcesOfType(template, 'AWS::IAM::Policy')
+          .filter(([, policy]) => ((policy.Properties?.Roles ?? []) as unknown[]).some((entry) => referencedId(entry) === roleId))
+          .map(([, policy]) => policy.Properties?.PolicyDocument),
+      ];
+      const characters = inline.reduce((sum: number, document) => sum + JSON.stringify(resolve(document)).length, 0);
+      expect(JSON.stringify(inline)).toContain(JSON.stringify(probeOrderId(99)));
+      expect(characters).toBeLessThan(10_240);
     });
 
     it('may publish metrics only in the service’s namespace (ProbeBusy)', async () => {

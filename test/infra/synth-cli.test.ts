@@ -77,7 +77,10 @@ const synthesize = async (env: NodeJS.ProcessEnv, outdir: string, only?: string)
   return { manifest, templates };
 };
 
-const stackNames = [accountStackName, budgetStackName, ...Object.values(stages).map((config) => config.stackName)].sort();
+const stackNames = [
+  accountStackName,
+  ...Object.values(stages).flatMap((config) => [budgetStackName(config.stage), config.stackName]),
+].sort();
 
 /**
  * What docs/deploying.md#where-a-deploy-lands promises: every stack is environment-agnostic,
@@ -145,7 +148,8 @@ describe('npx cdk synth', () => {
     const templates = readdirSync(outdir).filter((file) => file.endsWith('.template.json'));
     expect(templates.sort()).toEqual([
       'StoreOrders-account.template.json',
-      'StoreOrders-budget.template.json',
+      'StoreOrders-budget-production.template.json',
+      'StoreOrders-budget-staging.template.json',
       'StoreOrders-production.template.json',
       'StoreOrders-staging.template.json',
     ]);

@@ -66,7 +66,8 @@ describe('infra/names.ts', () => {
     expect(names.usagePlanName('production', 'high')).toBe('store-orders-production-high');
     expect(Object.values(stages).map((config) => config.stackName)).toEqual(['StoreOrders-staging', 'StoreOrders-production']);
     expect(names.accountStackName).toBe('StoreOrders-account');
-    expect(names.budgetStackName).toBe('StoreOrders-budget');
+    expect(names.budgetStackName('staging')).toBe('StoreOrders-budget-staging');
+    expect(names.budgetName('production', 'eu-west-1')).toBe('store-orders-production-monthly-eu-west-1');
     expect(names.functionConstructId('listOrdersPaged')).toBe('ListOrdersPagedFunction');
   });
 });
