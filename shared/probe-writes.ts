@@ -65,6 +65,28 @@ export const createProbeOrder = async (orders: ProbeOrders): Promise<string> => 
   return fail(`every probe order slot (${orders.slots.length}) is held by another probe`);
 };
 
+/**
+ * Writes the prober's own order `id` pending again (after a comparison cancelled it through another
+ * version: functions/pre-traffic-hook/checks.ts); never an item another prober or system holds.
+ */
+export const putBackPending = async (orders: ProbeOrders, id: string): Promise<void> => {
+  await orders.client.send(
+    new PutItemCommand({
+      TableName: orders.tableName,
+      Item: {
+        id: { N: id },
+        status: { S: 'pending' },
+        probe: { S: orders.by },
+        probeExpiresAt: { N: String(epochSeconds() + orders.lifetimeSeconds) },
+      },
+      ConditionExpression: '#probe = :by',
+      ExpressionAttributeNames: { '#probe': 'probe' },
+      ExpressionAttributeValues: { ':by': { S: orders.by } },
+    }),
+    { abortSignal: orders.signal() },
+  );
+};
+
 /** The probe order as stored (consistent read): its status and cancelledAt, or undefined when it is gone. */
 export const readProbeOrder = async (orders: ProbeOrders, id: string): Promise<{ status?: string; cancelledAt?: string } | undefined> => {
   const { Item } = await orders.client.send(

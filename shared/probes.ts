@@ -60,3 +60,10 @@ export const probeOrdersCountedAtMost = 10;
 
 /** int64's minimum: never an order. */
 export const idThatCannotExist = '-9223372036854775808';
+
+/**
+ * The alias every function's clients reach (API Gateway's integrations) and CodeDeploy moves
+ * (infra/cdk/store-function.ts): the pre-traffic hook compares a busy new version with the version
+ * it points at.
+ */
+export const liveAliasName = 'live';
