@@ -16,10 +16,12 @@
  *
  * It never fails a good release for being busy, and always answers: three deployments of one
  * release run it at once beside the synthetic client, so its requests carry an identity of their
- * own per deployment (no list lease shared with them), a throttle or a 429/503 is waited out until
- * its deadline (the function's timeout less reportMarginMs) and is then BUSY (counted in ProbeBusy,
- * never a failure), every check stops at that deadline, and whatever fails (its environment
- * included) is reported as Failed with the reason.
+ * own per deployment (no list lease shared with them), a throttle or a documented 429/503 is waited
+ * out until its deadline (the function's timeout less reportMarginMs) and is then BUSY (counted in
+ * ProbeBusy, never a failure), unless the version the function's `live` alias points at, asked the
+ * same beside it, answered (./invocations.ts: then the new version alone refuses, and fails). Every
+ * check stops at that deadline, and whatever fails (its environment included) is reported as
+ * Failed with the reason.
  *
  * It ships as a bundle of its own, not as one of the service's functions: nothing of it is on a
  * client's path.
