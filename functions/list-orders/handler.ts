@@ -13,7 +13,7 @@ import { maxListMs, minBytesPerSecond, releaseMarginMs } from './list-cuts.ts';
 import { acquireListLease, type ListLease, releaseListLease } from './list-leases.ts';
 import { approximateItemCount, scanOrderPages } from '../../shared/orders-repository.ts';
 import { route } from './route.ts';
-import { canaryTier, probeListBytes } from '../../shared/probes.ts';
+import { canaryTier, probeListBytes, probeScanPageSize } from '../../shared/probes.ts';
 import type { Order } from '../../shared/schemas.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
@@ -250,6 +250,7 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   const startedAt = performance.now();
   const gzip = acceptsGzip(header(event.headers, 'accept-encoding'));
   const deadline = callDeadline(context);
+  const probe = keyOf(event).tier === canaryTier;
   const ending = listEnding(await takeLease(event, context, deadline), deadline);
   let pages: AsyncGenerator<Order[]>;
   let first: IteratorResult<Order[]>;
@@ -258,7 +259,8 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
     pages = ending.scanning(
       scanOrderPages(orders, {
         segments: config.SCAN_SEGMENTS,
-        pageSize: config.SCAN_PAGE_SIZE,
+        // A probe's bounded list spans several pages of each segment, so that it exercises paging.
+        pageSize: probe ? Math.min(config.SCAN_PAGE_SIZE, probeScanPageSize) : config.SCAN_PAGE_SIZE,
         onInvalid: reportInvalidStoredOrder,
         // Each Scan page has its own deadline: a hang mid-list cuts the stream within seconds.
         deadline,
@@ -273,7 +275,7 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   metrics.addMetric(metricNames.listFirstByte, 'Milliseconds', performance.now() - startedAt);
   const reader = readerWatch(startedAt, invokedAt, context.getRemainingTimeInMillis());
   // One page of JSON text held ahead of a slow client at most (objectMode holds 16 by default).
-  const maxBytes = keyOf(event).tier === canaryTier ? probeListBytes : Infinity;
+  const maxBytes = probe ? probeListBytes : Infinity;
   const json = Readable.from(
     jsonArray(first, pages, { startedAt, maxBytes, waiting: reader.waiting, stop: reader.stop, end: ending.end }),
     {

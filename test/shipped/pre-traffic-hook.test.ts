@@ -371,16 +371,15 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
   );
 
   it('reports Failed for a build whose list repeats its first Scan page, on a store its bounded list reads in several pages', async () => {
-    // Scan pages of 10 orders: each of the 8 segments of 210 orders spans pages within the bound.
-    const pagesOf10 = (fn: DeployedFunction) => ({ ...fn, environment: { ...fn.environment, SCAN_PAGE_SIZE: '10' } });
-    const broken = pagesOf10(await withFault('listOrders', 'listRepeatsFirstPage'));
-    const live = { listOrders: pagesOf10(functions.listOrders) };
-    const good = await withMoreOrders(200, () => runHook({ listOrders: live.listOrders }, hookEvent, hook, live));
+    // As deployed (8 segments; a probe's Scan page of 100, shared/probes.ts): 1,003 orders put more
+    // than a page in every segment, all within the probe's 256 KB.
+    const good = await withMoreOrders(1_000, () => runHook());
     expect(
       good.reports.map((report) => report.status),
       good.value.lines.join('\n'),
     ).toEqual(['Succeeded']);
-    const { reports, value } = await withMoreOrders(200, () => runHook({ listOrders: broken }, hookEvent, hook, live));
+    const broken = await withFault('listOrders', 'listRepeatsFirstPage');
+    const { reports, value } = await withMoreOrders(1_000, () => runHook({ listOrders: broken }));
     expect(reports.map((report) => report.status)).toEqual(['Failed']);
     expect(value.failed).toEqual(['list']);
     expect(value.lines).toContainEqual(
