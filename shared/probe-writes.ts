@@ -31,6 +31,14 @@ export type ProbeOrders = {
 
 const epochSeconds = () => Math.floor(Date.now() / 1000);
 
+/** The prober's pending order `id`, as written: free again `lifetimeSeconds` after `now`. */
+const pendingItem = (orders: ProbeOrders, id: string, now: number) => ({
+  id: { N: id },
+  status: { S: 'pending' },
+  probe: { S: orders.by },
+  probeExpiresAt: { N: String(now + orders.lifetimeSeconds) },
+});
+
 /**
  * Writes a pending order of the prober's own in the first free slot, starting from one its name
  * picks (so that hooks running at once start apart): free is absent, expired, or the prober's own
@@ -45,12 +53,7 @@ export const createProbeOrder = async (orders: ProbeOrders): Promise<string> => 
       await orders.client.send(
         new PutItemCommand({
           TableName: orders.tableName,
-          Item: {
-            id: { N: id },
-            status: { S: 'pending' },
-            probe: { S: orders.by },
-            probeExpiresAt: { N: String(now + orders.lifetimeSeconds) },
-          },
+          Item: pendingItem(orders, id, now),
           ConditionExpression: 'attribute_not_exists(#id) OR #expires < :now OR #probe = :by',
           ExpressionAttributeNames: { '#id': 'id', '#expires': 'probeExpiresAt', '#probe': 'probe' },
           ExpressionAttributeValues: { ':now': { N: String(now) }, ':by': { S: orders.by } },
@@ -63,6 +66,23 @@ export const createProbeOrder = async (orders: ProbeOrders): Promise<string> => 
     }
   }
   return fail(`every probe order slot (${orders.slots.length}) is held by another probe`);
+};
+
+/**
+ * Writes the prober's own order `id` pending again (after a comparison cancelled it through another
+ * version: functions/pre-traffic-hook/checks.ts); never an item another prober or system holds.
+ */
+export const putBackPending = async (orders: ProbeOrders, id: string): Promise<void> => {
+  await orders.client.send(
+    new PutItemCommand({
+      TableName: orders.tableName,
+      Item: pendingItem(orders, id, epochSeconds()),
+      ConditionExpression: '#probe = :by',
+      ExpressionAttributeNames: { '#probe': 'probe' },
+      ExpressionAttributeValues: { ':by': { S: orders.by } },
+    }),
+    { abortSignal: orders.signal() },
+  );
 };
 
 /** The probe order as stored (consistent read): its status and cancelledAt, or undefined when it is gone. */

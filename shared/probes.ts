@@ -18,6 +18,13 @@ export const canaryTier = 'canary';
 export const probeListBytes = 256 * 1024;
 
 /**
+ * The Scan page (items per request) of a probe's list, at most: its 256 KB (about 2,500 orders) then
+ * reach a second page of every segment once a segment holds more than this, so a release whose
+ * paging is broken (a page repeated: the probes check each id is listed once) shows within the bound.
+ */
+export const probeScanPageSize = 100;
+
+/**
  * The most a probe reads of a list before it stops: the bound, one more Scan page (DynamoDB pages
  * hold at most 1 MB of items, whose JSON is somewhat larger) and the closing bracket. An answer
  * still going past it comes from a version that does not bound a probe's list.
@@ -60,3 +67,10 @@ export const probeOrdersCountedAtMost = 10;
 
 /** int64's minimum: never an order. */
 export const idThatCannotExist = '-9223372036854775808';
+
+/**
+ * The alias every function's clients reach (API Gateway's integrations) and CodeDeploy moves
+ * (infra/cdk/store-function.ts): the pre-traffic hook compares a busy new version with the version
+ * it points at.
+ */
+export const liveAliasName = 'live';

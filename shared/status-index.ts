@@ -19,3 +19,6 @@ export const statusIndexQueryable = (table: { GlobalSecondaryIndexes?: { IndexNa
   table?.GlobalSecondaryIndexes?.some(
     (index) => index.IndexName === statusIndex.name && (index.IndexStatus === 'ACTIVE' || index.IndexStatus === 'UPDATING'),
   ) ?? false;
+
+/** The message of the 503 a status-filtered v2 page answers while the index is not ready: the pre-traffic hook knows that answer by it. */
+export const indexNotReadyMessage = 'The status filter is not available yet: retry later, or read without status.';

@@ -12,6 +12,7 @@ import { orderToJson } from '../../shared/order-json.ts';
 import { readOrderPage } from '../../shared/orders-repository.ts';
 import { route } from './route.ts';
 import { indexRetryAfterSeconds, isIndexNotReady } from './index-not-ready.ts';
+import { indexNotReadyMessage } from '../../shared/status-index.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(
@@ -77,10 +78,9 @@ const whenIndexNotReady = (error: unknown): unknown => {
   logger.warn('status index not ready', { reason: (error as Error).message });
   // A documented refusal, not a failure: Api5xxRate and the availability SLO leave it out.
   metrics.addMetric(metricNames.statusIndexNotReady, 'Count', 1);
-  return Object.assign(
-    apiError('service_unavailable', 'The status filter is not available yet: retry later, or read without status.', { cause: error }),
-    { headers: { 'Retry-After': String(indexRetryAfterSeconds) } },
-  );
+  return Object.assign(apiError('service_unavailable', indexNotReadyMessage, { cause: error }), {
+    headers: { 'Retry-After': String(indexRetryAfterSeconds) },
+  });
 };
 
 /** GET /v2/store/orders: one page of orders, and the cursor of the next one unless it is the last. */

@@ -12,7 +12,7 @@ import { acquireListLease, type ListLease, releaseListLease } from './list-lease
 import { endOfInvocation, listBody, listEnding } from './list-stream.ts';
 import { approximateItemCount, scanOrderPages } from '../../shared/orders-repository.ts';
 import { route } from './route.ts';
-import { canaryTier, probeListBytes } from '../../shared/probes.ts';
+import { canaryTier, probeListBytes, probeScanPageSize } from '../../shared/probes.ts';
 import type { Order } from '../../shared/schemas.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
@@ -94,6 +94,7 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   const startedAt = performance.now();
   const gzip = acceptsGzip(header(event.headers, 'accept-encoding'));
   const deadline = callDeadline(context);
+  const probe = keyOf(event).tier === canaryTier;
   const lease = await takeLease(event, context, deadline);
   // A list that was not whole may find DynamoDB failing: its lease gets giveBack's short deadline.
   const ending = listEnding((whole) => giveBack(lease, whole ? deadline : 'after a failure'));
@@ -104,7 +105,8 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
     pages = ending.scanning(
       scanOrderPages(orders, {
         segments: config.SCAN_SEGMENTS,
-        pageSize: config.SCAN_PAGE_SIZE,
+        // A probe's bounded list spans several pages of each segment, so that it exercises paging.
+        pageSize: probe ? Math.min(config.SCAN_PAGE_SIZE, probeScanPageSize) : config.SCAN_PAGE_SIZE,
         onInvalid: reportInvalidStoredOrder,
         // Each Scan page has its own deadline: a hang mid-list cuts the stream within seconds.
         deadline,
@@ -118,7 +120,7 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   }
   metrics.addMetric(metricNames.listFirstByte, 'Milliseconds', performance.now() - startedAt);
   // A probe's list stops at its bound (shared/probes.ts); a client's list is whole.
-  const maxBytes = keyOf(event).tier === canaryTier ? probeListBytes : Infinity;
+  const maxBytes = probe ? probeListBytes : Infinity;
   const stallSeconds = config.LIST_STALL_SECONDS;
   const json = listBody(first, pages, { context, ending, startedAt, invokedAt, stallSeconds, maxBytes });
   const headers = { 'Content-Type': 'application/json', Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) };

@@ -16,10 +16,12 @@
  *
  * It never fails a good release for being busy, and always answers: three deployments of one
  * release run it at once beside the synthetic client, so its requests carry an identity of their
- * own per deployment (no list lease shared with them), a throttle or a 429/503 is waited out until
- * its deadline (the function's timeout less reportMarginMs) and is then BUSY (counted in ProbeBusy,
- * never a failure), every check stops at that deadline, and whatever fails (its environment
- * included) is reported as Failed with the reason.
+ * own per deployment (no list lease shared with them), a throttle or a documented 429/503 is waited
+ * out until its deadline (the function's timeout less reportMarginMs) and is then BUSY (counted in
+ * ProbeBusy, never a failure), unless the version the function's `live` alias points at, asked the
+ * same beside it, answered (./invocations.ts: then the new version alone refuses, and fails). Every
+ * check stops at that deadline, and whatever fails (its environment included) is reported as
+ * Failed with the reason.
  *
  * It ships as a bundle of its own, not as one of the service's functions: nothing of it is on a
  * client's path.
@@ -32,7 +34,7 @@ import { z } from 'zod';
 import { ServiceBusy } from '../../shared/answers.ts';
 import { type CanaryKey, readCanaryKey } from '../../shared/canary-key.ts';
 import { type HookRun, hookChecks } from './checks.ts';
-import { untilDeadline } from './invocations.ts';
+import { liveVersionBeside, untilDeadline } from './invocations.ts';
 import { createProbeOrder, deleteProbeOrder, type ProbeOrders, publishProbeBusy } from '../../shared/probe-writes.ts';
 import { probeSlots } from '../../shared/probes.ts';
 
@@ -50,6 +52,8 @@ const settingsSchema = z.object({
   SERVICE_NAME: z.string().min(1),
   /** `arn:<partition>:execute-api:<region>:<account>:<api id>/<stage>`: what the authorizer's methodArn starts with. */
   METHOD_ARN_PREFIX: z.string().regex(/^arn:[\w-]+:execute-api:[\w-]+:\d{12}:\w+\/[\w-]+$/),
+  /** The canary tier's list slots per key: the list check lists once more than this, under one identity. */
+  CANARY_CONCURRENT_LISTS: z.coerce.number().int().min(1),
 });
 type Settings = z.infer<typeof settingsSchema>;
 
@@ -96,6 +100,24 @@ const probeOrdersOf = (settings: Settings, event: HookEvent, deadline: number): 
   lifetimeSeconds: Math.ceil((deadline + reportMarginMs - Date.now()) / 1000),
   signal: () => untilDeadline({ deadline }),
 });
+
+/**
+ * Which version each function's `live` alias points at, read once per function when a check first
+ * needs it; a failure to read it leaves nothing to compare with (logged), as on a first deploy.
+ */
+const liveVersions = (deadline: number) => {
+  const known = new Map<string, Promise<string | undefined>>();
+  return (newVersionArn: string) => {
+    const live =
+      known.get(newVersionArn) ??
+      liveVersionBeside({ deadline }, newVersionArn).catch((error: unknown) => {
+        console.log(JSON.stringify({ level: 'WARN', message: `the live version of ${newVersionArn} is unknown: ${reasonOf(error)}` }));
+        return undefined;
+      });
+    known.set(newVersionArn, live);
+    return live;
+  };
+};
 
 /** Whether `error` is the deadline's: a call aborted at it, or a check not started by it. */
 const isDeadline = (error: unknown) => error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
@@ -149,6 +171,9 @@ export const runChecks = async (event: HookEvent, deadline: number): Promise<Out
     canary,
     dynamodb,
     identity: `pre-traffic-${event.DeploymentId}`,
+    baselineIdentity: `pre-traffic-${event.DeploymentId}-live`,
+    liveVersionOf: liveVersions(deadline),
+    canaryConcurrentLists: settings.CANARY_CONCURRENT_LISTS,
     deadline,
     probeOrders,
     probeOrder,

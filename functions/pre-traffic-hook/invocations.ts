@@ -4,7 +4,8 @@
  * list's client would, and either retried while the service is busy, all stopped at the run's
  * deadline.
  */
-import { InvokeCommand, InvokeWithResponseStreamCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { GetAliasCommand, InvokeCommand, InvokeWithResponseStreamCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { liveAliasName } from '../../shared/probes.ts';
 import { type Answer, fail, ServiceBusy } from '../../shared/answers.ts';
 
 const lambda = new LambdaClient({});
@@ -14,6 +15,21 @@ type Deadline = { readonly deadline: number };
 
 /** An abort signal that fires at the run's deadline. */
 export const untilDeadline = (run: Deadline) => AbortSignal.timeout(Math.max(1, run.deadline - Date.now()));
+
+/**
+ * The version ARN the function's `live` alias points at (GetAlias: its FunctionVersion, the version
+ * it sends all traffic to but a weighted shift's share), or undefined when that is `newVersionArn`
+ * itself (a first deploy, or a function this release does not change): nothing to compare with.
+ */
+export const liveVersionBeside = async (run: Deadline, newVersionArn: string): Promise<string | undefined> => {
+  const parts = newVersionArn.split(':');
+  const functionArn = parts.slice(0, 7).join(':');
+  const alias = await lambda.send(new GetAliasCommand({ FunctionName: functionArn, Name: liveAliasName }), {
+    abortSignal: untilDeadline(run),
+  });
+  if (alias.FunctionVersion === undefined || alias.FunctionVersion === parts[7]) return undefined;
+  return `${functionArn}:${alias.FunctionVersion}`;
+};
 
 /** A buffered invocation: the function's answer, or the error it threw (Lambda's FunctionError). */
 export const invoke = async (run: Deadline, functionArn: string, event: unknown) => {
@@ -88,36 +104,100 @@ const isThrottle = (error: unknown) =>
   error instanceof Error &&
   (error.name === 'TooManyRequestsException' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 429);
 
-/** Answers the API gives when it is busy or briefly unavailable, not wrong: the hook asks again. */
-const busyStatuses = new Set([429, 503]);
+/**
+ * Why an answer is busy, or undefined when it is not: only the documented refusals, judged as the
+ * smoke check judges them (functions/canary/smoke-check.ts), are busy: a 429 too_many_requests or a
+ * 503 service_unavailable Error record with Retry-After. Any other 429 or 503 is an error no
+ * document promises: the check fails.
+ */
+export const busyAnswer = (answer: Pick<Answer, 'status' | 'headers' | 'body'>): string | undefined => {
+  const code = answer.status === 429 ? 'too_many_requests' : answer.status === 503 ? 'service_unavailable' : undefined;
+  if (code === undefined) return undefined;
+  const retryAfter = answer.headers.get('retry-after');
+  let record: { code?: unknown } | undefined;
+  try {
+    record = JSON.parse(answer.body) as { code?: unknown };
+  } catch {
+    record = undefined;
+  }
+  if (record?.code !== code || retryAfter === null)
+    fail(
+      `undocumented error: answered ${answer.status} ${retryAfter === null ? 'without Retry-After' : `Retry-After ${retryAfter}`}: ${answer.body.slice(0, 200)}`,
+    );
+  return `answered ${answer.status} ${code}, Retry-After ${retryAfter}`;
+};
 
 /**
- * Runs `attempt` until it gives an answer that is not busy: a Lambda throttle, or an answer
- * with status 429 or 503, is waited out with backoff (0.25 s doubling to 8 s, with jitter) until
- * the run's deadline, and then the check is BUSY (ServiceBusy), not failed. What the hook judges is
- * the function's answer once it runs, never the service being busy: other clients, the synthetic
- * client and hooks of other deployments share it.
+ * The same request to the version the function's `live` alias points at, under an identity of its
+ * own, and whether its answer is the one the check expects (not busy). Given only when the live
+ * version differs from the new one.
+ */
+export type Baseline<T> = { readonly version: string; readonly attempt: () => Promise<T>; readonly expected: (value: T) => boolean };
+
+/**
+ * How many times a busy new version is asked beside the live one (new, live, new, live…) before
+ * they are compared: a new version busy in every pair while the live one answered as expected in
+ * at least `pairsCompared - 1` fails the check. With busy answers that clients cause falling on
+ * both alike, a good new version busy in all 5 while the live one answered in 4 or 5 happens with
+ * a chance of at most 0.7 % even if each answer were busy at random, independently of its neighbour
+ * (docs/decisions/0180-a-busy-new-version-is-compared-with-the-live-one.md).
+ */
+export const pairsCompared = 5;
+
+/** Whether the live version answered as the check expects: not busy, not throttled, not failed. */
+const baselineAnswered = async <T>(baseline: Baseline<T>, busyOf: (value: T) => string | undefined) => {
+  try {
+    const value = await baseline.attempt();
+    return busyOf(value) === undefined && baseline.expected(value);
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Runs `attempt` until it gives an answer that is not busy: a Lambda throttle, or a documented
+ * refusal (busyAnswer), is waited out with backoff (0.25 s doubling to 8 s, with jitter) until the
+ * run's deadline, and then the check is BUSY (ServiceBusy), not failed. What the hook judges is the
+ * function's answer once it runs, never the service being busy: other clients, the synthetic
+ * client and hooks of other deployments share it, with the live version alike. So while the new
+ * version is busy, the same request goes to the live version (`baseline`) after each of its first
+ * `pairsCompared` tries: a new version busy in every pair beside a live version that answered
+ * fails the check; busy only when both are. `liveBaseline` is asked once, at the first busy answer;
+ * undefined when the live alias points at the new version already (nothing to compare).
  */
 export const retriedWhileBusy = async <T>(
   run: Deadline,
   attempt: () => Promise<T>,
-  statusOf: (value: T) => number | undefined,
+  busyOf: (value: T) => string | undefined,
+  liveBaseline?: () => Promise<Baseline<T> | undefined>,
 ): Promise<T> => {
   let busy: string | undefined;
+  let baseline: Baseline<T> | undefined;
+  const pairs = { asked: 0, answered: 0 };
   for (let tries = 1; ; tries++) {
     const stillBusy = (): never => {
-      throw new ServiceBusy(`still busy at the deadline after ${tries} tries (last: ${busy})`);
+      const live = baseline === undefined ? '' : `; the live version ${baseline.version} answered ${pairs.answered} of ${pairs.asked}`;
+      throw new ServiceBusy(`still busy at the deadline after ${tries} tries (last: ${busy})${live}`);
     };
     try {
       const value = await attempt();
-      const status = statusOf(value);
-      if (status === undefined || !busyStatuses.has(status)) return value;
-      busy = `answered ${status}`;
+      const reason = busyOf(value);
+      if (reason === undefined) return value;
+      busy = reason;
     } catch (error) {
       // Stopped at the deadline while the service was still busy: say so, not merely "no answer".
       if (busy !== undefined && Date.now() >= run.deadline) stillBusy();
       if (!isThrottle(error)) throw error;
       busy = 'throttled by Lambda';
+    }
+    if (tries === 1 && liveBaseline !== undefined) baseline = await liveBaseline();
+    if (baseline !== undefined && pairs.asked < pairsCompared && Date.now() < run.deadline) {
+      pairs.asked += 1;
+      if (await baselineAnswered(baseline, busyOf)) pairs.answered += 1;
+      if (pairs.asked === pairsCompared && pairs.answered >= pairsCompared - 1)
+        fail(
+          `busy in each of ${pairsCompared} tries (last: ${busy}) while the live version ${baseline.version}, asked the same beside each, answered as expected in ${pairs.answered}`,
+        );
     }
     const waitMs = Math.min(8_000, 250 * 2 ** (tries - 1)) * (0.5 + Math.random() / 2);
     if (Date.now() + waitMs >= run.deadline) stillBusy();

@@ -5,13 +5,27 @@
  * or throws its FAIL reason.
  */
 import { type Answer, expectError, fail, pageOf } from '../../shared/answers.ts';
-import { statusIndexQueryable } from '../../shared/status-index.ts';
+import { indexNotReadyMessage, statusIndexQueryable } from '../../shared/status-index.ts';
+import { busyAnswer } from './invocations.ts';
 
 /**
- * One v2 page from the new version, with these query parameters. `unavailable: 'answer'` hands a
- * 503 back instead of waiting it out as the service being busy.
+ * One v2 page from the new version, with these query parameters; `busyOf` tells a busy answer
+ * (waited out) from one the check judges (default: ./invocations.ts busyAnswer).
  */
-export type AskPage = (query: Readonly<Record<string, string>>, options?: { unavailable: 'wait' | 'answer' }) => Promise<Answer>;
+export type AskPage = (query: Readonly<Record<string, string>>, busyOf?: (answer: Answer) => string | undefined) => Promise<Answer>;
+
+/** A 503 handed back to the check, instead of waited out as the service being busy. */
+const answered503 = (answer: Answer) => (answer.status === 503 ? undefined : busyAnswer(answer));
+
+/** Whether an answer is the 503 a status-filtered page gives while the index is not ready. */
+const isIndexNotReadyAnswer = (answer: Answer) => {
+  if (answer.status !== 503) return false;
+  try {
+    return (JSON.parse(answer.body) as { message?: unknown }).message === indexNotReadyMessage;
+  } catch {
+    return false;
+  }
+};
 
 /** The orders table as DynamoDB's DescribeTable describes it (its indexes' status). */
 export type DescribeOrders = () => Promise<Parameters<typeof statusIndexQueryable>[0]>;
@@ -47,21 +61,30 @@ export const v2PagesAnswer = (ask: AskPage, expectNext: boolean): Check => ({
 });
 
 /**
- * A page of pending orders: 200 with pending orders only once the status index is ACTIVE; before
- * that (a stage whose index is not deployed yet, or backfilling: docs/deploying.md#the-status-index),
- * the 503 service_unavailable with Retry-After that clients are promised instead of a 500.
+ * A page of pending orders: 200 with pending orders only once the status index is ACTIVE (or
+ * UPDATING), where its 503 "not ready" is wrong (a version that names an index the table does not
+ * have); before that (a stage whose index is not deployed yet, or backfilling:
+ * docs/deploying.md#the-status-index), the 503 service_unavailable with Retry-After that clients are
+ * promised instead of a 500.
  */
 export const v2StatusPageAnswers = (ask: AskPage, describeOrders: DescribeOrders): Check => ({
   name: 'v2 page of pending orders',
   run: async () => {
     if (!statusIndexQueryable(await describeOrders())) {
-      const answer = await ask({ status: 'pending' }, { unavailable: 'answer' });
+      const answer = await ask({ status: 'pending' }, answered503);
       // The backfill may end between the two calls: a 200 then counts if the index is ready now.
       if (answer.status === 200 && statusIndexQueryable(await describeOrders())) return pendingPage(answer);
       const refused = expectError(answer, 503, 'service_unavailable');
       if (answer.headers.get('retry-after') === null) fail('answered 503 without Retry-After');
       return `the status index is not ready for Query: ${refused}`;
     }
-    return pendingPage(await ask({ status: 'pending' }));
+    const notReadyWhileActive = (answer: Answer) => {
+      if (isIndexNotReadyAnswer(answer))
+        fail(
+          `DescribeTable says the status index is ready, yet the page answered the 503 of an index not ready: ${answer.body.slice(0, 200)}`,
+        );
+      return busyAnswer(answer);
+    };
+    return pendingPage(await ask({ status: 'pending' }, notReadyWhileActive));
   },
 });

@@ -105,6 +105,8 @@ export class PreTrafficHook extends Construct {
         CANARY_KEY_SECRET: canaryKeySecretName(config.stage),
         SERVICE_NAME: serviceName(config.stage),
         METHOD_ARN_PREFIX: props.methodArnPrefix,
+        // The list check lists one more time than a canary key's slots: a version that keeps its lease is refused.
+        CANARY_CONCURRENT_LISTS: String(config.tiers.canary.concurrentLists),
         NODE_OPTIONS: functionNodeOptions,
       },
       bundling: functionBundling,
@@ -114,7 +116,9 @@ export class PreTrafficHook extends Construct {
   /**
    * Any version of each target function, named by a statement that never changes: a grant naming
    * the new versions would change the role's policy seconds before CodeDeploy runs the hook, and
-   * IAM applies a policy change only eventually.
+   * IAM applies a policy change only eventually. And the `live` alias of each (lambda:GetAlias,
+   * whose resource is the function itself): which version it points at, the one a busy new
+   * version is compared with.
    */
   private grantInvokeAnyVersion(props: PreTrafficHookProps) {
     const functions = props.targets;
@@ -123,6 +127,9 @@ export class PreTrafficHook extends Construct {
         actions: ['lambda:InvokeFunction'],
         resources: functions.map((fn) => `${fn.function.functionArn}:*`),
       }),
+    );
+    this.role.addToPolicy(
+      new iam.PolicyStatement({ actions: ['lambda:GetAlias'], resources: functions.map((fn) => fn.function.functionArn) }),
     );
     Validations.of(this.role).acknowledge(
       ...functions.map((fn) => ({

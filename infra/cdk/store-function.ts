@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import { addStageLogGroup } from './log-groups.ts';
 import type { FunctionContract, TableNames } from '../function-contract.ts';
 import { functionEnvironment } from '../function-settings.ts';
+import { liveAliasName } from '../../shared/probes.ts';
 import type { StageConfig } from '../stage-config.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
@@ -107,7 +108,7 @@ export class StoreFunction extends Construct {
       bundling: functionBundling,
     });
 
-    this.alias = new lambda.Alias(this, 'LiveAlias', { aliasName: 'live', version: this.function.currentVersion });
+    this.alias = new lambda.Alias(this, 'LiveAlias', { aliasName: liveAliasName, version: this.function.currentVersion });
     this.deploymentGroup = new codedeploy.LambdaDeploymentGroup(this, 'Deployment', {
       application: props.deployment.application,
       alias: this.alias,

@@ -6,6 +6,7 @@ import { canaryTimeoutSeconds } from '../../shared/probes.ts';
 import { statusFilterCheck } from '../../infra/cdk/release-checks.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { logicalId, repoRoot, roleActions, stageNames, sharedApp, synthApp } from '../lib/cdk.ts';
+import { type CfnTemplate, evaluate, resolveTemplate, roleIdentityPolicies, roleSession } from '../lib/iam.ts';
 
 const { stack, template } = sharedApp();
 
@@ -50,6 +51,26 @@ describe.each(stageNames)('release checks of %s', (stage) => {
     expect(JSON.stringify(t.toJSON())).not.toContain(config.keyPrefix);
   });
 
+  it("lets the hook read each function's live alias and invoke its live version (the comparison of a busy new version), evaluated: no other function, no alias change", async () => {
+    const cfn = t.toJSON() as CfnTemplate;
+    const resolve = resolveTemplate(cfn, s.stackName);
+    const roleId = logicalId(s, s.preTrafficHook.role);
+    const principal = roleSession(String(resolve({ 'Fn::GetAtt': [roleId, 'Arn'] })));
+    const identityPolicies = roleIdentityPolicies(cfn, roleId, resolve);
+    const verdict = (action: string, resource: string) => evaluate({ principal, identityPolicies, action, resource });
+    for (const fn of functions) {
+      const arn = String(resolve({ 'Fn::GetAtt': [logicalId(s, fn.function), 'Arn'] }));
+      // GetAlias's resource is the function (the Service Authorization Reference), the alias named in the request.
+      expect(await verdict('lambda:GetAlias', arn), `GetAlias ${arn}`).toBe('Allowed');
+      expect(await verdict('lambda:InvokeFunction', `${arn}:6`), `InvokeFunction ${arn}:6`).toBe('Allowed');
+      for (const action of ['lambda:UpdateAlias', 'lambda:ListAliases', 'lambda:GetFunction'])
+        expect(await verdict(action, arn), `${action} ${arn}`).not.toBe('Allowed');
+    }
+    const other = String(resolve({ 'Fn::GetAtt': [logicalId(s, s.preTrafficHook.function), 'Arn'] }));
+    expect(await verdict('lambda:GetAlias', other)).not.toBe('Allowed');
+    expect(await verdict('lambda:GetAlias', other.replace(/function:.*$/, 'function:some-other-function'))).not.toBe('Allowed');
+  });
+
   it('lets the hook invoke any version of the four functions (a grant that does not change with a deploy), describe the orders table, write its own probe orders and ProbeBusy, read the secret, and report to CodeDeploy: nothing else', () => {
     // Which items, attributes and namespace: test/infra/probe-access.test.ts evaluates them.
     expect([...new Set(roleActions(t, logicalId(s, s.preTrafficHook.role)))].sort()).toEqual([
@@ -59,6 +80,7 @@ describe.each(stageNames)('release checks of %s', (stage) => {
       'dynamodb:DescribeTable',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
+      'lambda:GetAlias',
       'lambda:InvokeFunction',
       'logs:CreateLogStream',
       'logs:PutLogEvents',

@@ -1,12 +1,14 @@
 /**
  * The AWS APIs the pre-traffic hook and the canary call that have no local server, on one HTTP
  * port, as their wire protocols define them: Lambda's Invoke and InvokeWithResponseStream (REST
- * JSON, the stream as an AWS event stream), CodeDeploy's PutLifecycleEventHookExecutionStatus and
+ * JSON, the stream as an AWS event stream) and GetAlias (the version each function's alias points
+ * at, `aliases`), CodeDeploy's PutLifecycleEventHookExecutionStatus and
  * Secrets Manager's GetSecretValue (JSON 1.1), CloudWatch's DescribeAlarms and PutMetricData (JSON
  * 1.0, the protocol the SDK's CloudWatch client speaks; metric alarms by name, an unknown name left
  * out as CloudWatch leaves it out). An invocation runs the function's shipped bundle on
  * the runtime stand-in (./bundles.ts), as Lambda would. A function given a reserved concurrency
- * (`concurrency`) is throttled past it as Lambda throttles: 429 TooManyRequestsException, reason
+ * (`concurrency`, by its unqualified ARN: Lambda reserves it for the function, all its versions
+ * together) is throttled past it as Lambda throttles: 429 TooManyRequestsException, reason
  * ReservedFunctionConcurrentInvocationLimitExceeded. SDK clients reach it through the
  * `AWS_ENDPOINT_URL_<SERVICE>` variables (`endpoints`).
  */
@@ -52,16 +54,16 @@ const streamedBytes = (outcome: Extract<Outcome, { outcome: 'streamed' }>) => {
 /** What Lambda's error payload holds for a function that threw. */
 const errorPayload = (message: string) => JSON.stringify({ errorType: 'Error', errorMessage: message, trace: [] });
 
-const invoke = (outcome: Outcome, res: ServerResponse) => {
-  const headers = { 'Content-Type': 'application/json', 'X-Amz-Executed-Version': '7' };
+const invoke = (outcome: Outcome, res: ServerResponse, version: string) => {
+  const headers = { 'Content-Type': 'application/json', 'X-Amz-Executed-Version': version };
   if (outcome.outcome === 'returned') return res.writeHead(200, headers).end(JSON.stringify(outcome.value ?? null));
   if (outcome.outcome === 'streamed') return res.writeHead(200, headers).end(streamedBytes(outcome));
   const message = outcome.outcome === 'threw' ? outcome.error : 'Task timed out';
   return res.writeHead(200, { ...headers, 'X-Amz-Function-Error': 'Unhandled' }).end(errorPayload(message));
 };
 
-const invokeStreaming = (outcome: Outcome, res: ServerResponse) => {
-  res.writeHead(200, { 'Content-Type': 'application/vnd.amazon.eventstream', 'X-Amz-Executed-Version': '7' });
+const invokeStreaming = (outcome: Outcome, res: ServerResponse, version: string) => {
+  res.writeHead(200, { 'Content-Type': 'application/vnd.amazon.eventstream', 'X-Amz-Executed-Version': version });
   const payload =
     outcome.outcome === 'streamed'
       ? streamedBytes(outcome)
@@ -91,7 +93,9 @@ const fakeState = () => ({
   alarmQueries: [] as string[][],
   reports: [] as HookReport[],
   invoked: [] as string[],
-  /** Function (version) ARN → its reserved concurrency: invocations past it are throttled. */
+  /** Function ARN (unqualified) → the version its `live` alias points at (GetAlias). */
+  aliases: new Map<string, string>(),
+  /** Function ARN (unqualified) → its reserved concurrency, all its versions together: invocations past it are throttled. */
   concurrency: new Map<string, number>(),
   running: new Map<string, number>(),
   throttled: [] as string[],
@@ -108,6 +112,21 @@ const json = (res: ServerResponse, status: number, body: unknown) =>
   res.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.1' }).end(JSON.stringify(body));
 
 const lambdaPath = /^\/(2015-03-31|2021-11-15)\/functions\/([^/]+)\/(invocations|response-streaming-invocations)$/;
+const aliasPath = /^\/2015-03-31\/functions\/([^/]+)\/aliases\/([^/]+)$/;
+
+/** Lambda's GetAlias: the version the alias points at, or ResourceNotFoundException. */
+const getAlias = (state: FakeState, url: URL, res: ServerResponse) => {
+  const [, encodedName, alias] = aliasPath.exec(url.pathname)!;
+  const name = decodeURIComponent(encodedName!);
+  const version = alias === 'live' ? state.aliases.get(name) : undefined;
+  if (version === undefined)
+    return res
+      .writeHead(404, { 'Content-Type': 'application/json', 'X-Amzn-ErrorType': 'ResourceNotFoundException' })
+      .end(JSON.stringify({ Type: 'User', message: `Alias not found: ${name}:${alias}` }));
+  return res
+    .writeHead(200, { 'Content-Type': 'application/json' })
+    .end(JSON.stringify({ AliasArn: `${name}:${alias}`, Name: alias, FunctionVersion: version, RevisionId: randomUUID() }));
+};
 
 /** Lambda's Invoke and InvokeWithResponseStream: the function's bundle runs, unless it is unknown or throttled. */
 const answerInvoke = async (state: FakeState, url: URL, body: string, res: ServerResponse) => {
@@ -115,11 +134,14 @@ const answerInvoke = async (state: FakeState, url: URL, body: string, res: Serve
   const name = decodeURIComponent(encodedName!);
   const arn = url.searchParams.has('Qualifier') ? `${name}:${url.searchParams.get('Qualifier')}` : name;
   const fn = state.functions.get(arn);
+  // Reserved concurrency is the function's, whichever version runs.
+  const functionArn = name.split(':').slice(0, 7).join(':');
+  const version = url.searchParams.get('Qualifier') ?? name.split(':')[7] ?? '$LATEST';
   if (fn === undefined)
     return res
       .writeHead(404, { 'Content-Type': 'application/json', 'X-Amzn-ErrorType': 'ResourceNotFoundException' })
       .end(JSON.stringify({ Type: 'User', message: `Function not found: ${arn}` }));
-  if ((state.running.get(arn) ?? 0) >= (state.concurrency.get(arn) ?? Infinity)) {
+  if ((state.running.get(functionArn) ?? 0) >= (state.concurrency.get(functionArn) ?? Infinity)) {
     state.throttled.push(arn);
     return res
       .writeHead(429, { 'Content-Type': 'application/json', 'X-Amzn-ErrorType': 'TooManyRequestsException' })
@@ -127,13 +149,13 @@ const answerInvoke = async (state: FakeState, url: URL, body: string, res: Serve
   }
   state.invoked.push(arn);
   state.events.push({ arn, event: JSON.parse(body) as unknown });
-  state.running.set(arn, (state.running.get(arn) ?? 0) + 1);
+  state.running.set(functionArn, (state.running.get(functionArn) ?? 0) + 1);
   try {
     const run = await runBundleAsync(fn, [{ name: 'invoke', requestId: randomUUID(), event: JSON.parse(body) }]);
     state.runs.push({ arn, run });
-    return kind === 'invocations' ? invoke(run.outcomes[0]!, res) : invokeStreaming(run.outcomes[0]!, res);
+    return kind === 'invocations' ? invoke(run.outcomes[0]!, res, version) : invokeStreaming(run.outcomes[0]!, res, version);
   } finally {
-    state.running.set(arn, state.running.get(arn)! - 1);
+    state.running.set(functionArn, state.running.get(functionArn)! - 1);
   }
 };
 
@@ -202,6 +224,7 @@ export const startFakeAws = async () => {
     const body = await readBody(req);
     const url = new URL(req.url ?? '/', 'http://fake');
     if (lambdaPath.test(url.pathname)) return answerInvoke(state, url, body, res);
+    if (req.method === 'GET' && aliasPath.test(url.pathname)) return getAlias(state, url, res);
     if (req.headers['x-amz-target'] === 'GraniteServiceVersion20100801.DescribeAlarms')
       return describeAlarms(state, JSON.parse(body || '{}'), res);
     if (req.headers['x-amz-target'] === 'GraniteServiceVersion20100801.PutMetricData')

@@ -7,7 +7,7 @@
  * then sends its answer, as Lambda may treat a caller that stopped reading: so the list's own log
  * shows what a probe's list cost.
  */
-import { BatchWriteCommand, NumberValue, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, NumberValue, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DescribeTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { putOrders } from '../../infra/local/seed.ts';
@@ -30,7 +30,10 @@ import type { Template } from '../lib/template.ts';
 const config = stages.production;
 const canaryKey = `${config.keyPrefix}pre-traffic-canary-key-0123456789abcdef`;
 const usageIdentifierKey = 'c3'.repeat(32);
-const arnOf = (name: string) => `arn:aws:lambda:us-east-1:123456789012:function:${name}:7`;
+/** A function's ARN; its new version (7), the one the hook checks; and the version its `live` alias points at (6). */
+const functionArnOf = (name: string) => `arn:aws:lambda:us-east-1:123456789012:function:${name}`;
+const arnOf = (name: string) => `${functionArnOf(name)}:7`;
+const liveArnOf = (name: string) => `${functionArnOf(name)}:6`;
 const hookEvent = { DeploymentId: 'd-PRETRAFFIC', LifecycleEventHookExecutionId: 'hook-execution-1' };
 
 describe('the pre-traffic hook, as shipped, against the shipped functions', () => {
@@ -97,6 +100,8 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
         ] as const
       ).map(([fn, name]) => [versionOf(logicalId(s, fn.function)), arnOf(name)]),
     );
+    // Each live alias points at version 6, today's bundle: the version a busy new version is compared with.
+    for (const name of Object.keys(functions)) fake.aliases.set(functionArnOf(name), '6');
     hook = deployedFunction(
       t,
       outdir,
@@ -148,8 +153,14 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
 
   type HookValue = { status: string; failed: string[]; busy: string[]; lines: string[] };
   /** One hook run with these function bundles: what it reported to CodeDeploy, what it returned, what it printed. */
-  const runHook = async (overrides: Partial<typeof functions> = {}, event = hookEvent, hookFn = hook) => {
+  const runHook = async (
+    overrides: Partial<typeof functions> = {},
+    event = hookEvent,
+    hookFn = hook,
+    live: Partial<typeof functions> = {},
+  ) => {
     for (const [name, fn] of Object.entries({ ...functions, ...overrides })) fake.functions.set(arnOf(name), fn);
+    for (const [name, fn] of Object.entries({ ...functions, ...live })) fake.functions.set(liveArnOf(name), fn);
     const before = fake.reports.length;
     const run = await runBundleAsync(hookFn, [{ name: 'hook', requestId: 'hook-1', event }]);
     const outcome = run.outcomes[0]!;
@@ -170,7 +181,7 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
       holders.map(() => acquireListLease(leaseTable(), { keyId: canaryKeyId, holder: `synthetic-${Math.random()}`, slots: 2, expiresAt })),
     );
     expect(leases.every((lease) => lease !== undefined)).toBe(true);
-    for (const name of ['authorizer', 'listOrders', 'cancelOrder']) fake.concurrency.set(arnOf(name), 1);
+    for (const name of ['authorizer', 'listOrders', 'cancelOrder']) fake.concurrency.set(functionArnOf(name), 1);
     const throttledBefore = fake.throttled.length;
     try {
       const runs = await Promise.all(
@@ -205,10 +216,11 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
     }
   }, 240_000);
 
-  it('reports Succeeded before its own timeout when a version stays throttled, the list BUSY and counted in ProbeBusy, never failed', async () => {
+  it('reports Succeeded before its own timeout when the new and the live version stay throttled, the list BUSY and counted in ProbeBusy, never failed', async () => {
     // 40 s of function time, 30 s kept for the report: the checks have 10 s.
     const short = { ...hook, properties: { ...hook.properties, Timeout: 40 } };
-    fake.concurrency.set(arnOf('listOrders'), 0);
+    // Reserved concurrency is the function's: the live version is throttled alike.
+    fake.concurrency.set(functionArnOf('listOrders'), 0);
     const before = fake.metricData.length;
     try {
       const started = Date.now();
@@ -223,7 +235,9 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
       expect(value.failed).toEqual([]);
       expect(value.busy[0]).toBe('list');
       expect(value.lines).toContainEqual(
-        expect.stringMatching(/^BUSY {2}list: still busy at the deadline after \d+ tries \(last: throttled by Lambda\)$/),
+        expect.stringMatching(
+          /^BUSY {2}list: still busy at the deadline after \d+ tries \(last: throttled by Lambda\); the live version 6 answered 0 of [1-5]$/,
+        ),
       );
       // The checks after it ran in the time left, or were not started or stopped by the deadline (busy: the list took their time).
       for (const line of value.lines.slice(3))
@@ -258,6 +272,7 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
 
   it("reports Succeeded to CodeDeploy for today's bundles, after checking every operation, a pending order of its own cancelled", async () => {
     const before = fake.metricData.length;
+    const invokedBefore = fake.invoked.length;
     const { reports, value, outcome } = await runHook();
     expect(outcome.outcome, JSON.stringify(outcome)).toBe('returned');
     expect(reports).toEqual([{ deploymentId: 'd-PRETRAFFIC', lifecycleEventHookExecutionId: 'hook-execution-1', status: 'Succeeded' }]);
@@ -278,7 +293,9 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
       ),
     ]);
     // Each function was invoked at its new version, by ARN; the run was never busy, and says so.
-    expect(new Set(fake.invoked)).toEqual(new Set(['authorizer', 'listOrders', 'cancelOrder', 'listOrdersPaged'].map(arnOf)));
+    expect(new Set(fake.invoked.slice(invokedBefore))).toEqual(
+      new Set(['authorizer', 'listOrders', 'cancelOrder', 'listOrdersPaged'].map(arnOf)),
+    );
     expect(fake.metricData.slice(before).map((datum) => [datum.MetricName, datum.Value])).toEqual([['ProbeBusy', 0]]);
   }, 120_000);
 
@@ -300,6 +317,75 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
     },
     120_000,
   );
+
+  /** Leases a broken list left behind under the hooks' identities (they would refuse the next run's lists). */
+  const clearHookLeases = async () => {
+    for (const item of await leases())
+      if (String(item.lease).startsWith('pre-traffic-'))
+        await tables.client.send(new DeleteCommand({ TableName: tables.listLeases.tableName, Key: { lease: item.lease } }));
+  };
+
+  it.each([
+    [
+      'cancelOrder',
+      'cancelUnavailable',
+      'answers 503 with Retry-After (DynamoDB unreachable)',
+      ['cancel of an absent order', 'cancel of a pending order'],
+    ],
+    ['listOrders', 'listLeaseNeverFree', "answers 429 (the key's list slots always full)", ['list']],
+    ['listOrders', 'listLeaseNeverReleased', 'never gives its list lease back', ['list']],
+  ] as const)(
+    'reports Failed for a build whose %s (%s) %s, beside a live version that answers, naming the check',
+    async (name, fault, _what, failedChecks) => {
+      const broken = await withFault(name, fault);
+      const eventsBefore = fake.events.length;
+      try {
+        const { reports, value } = await withMoreOrders(probeOrdersCountedAtMost + 10, () => runHook({ [name]: broken }));
+        expect(
+          reports.map((report) => report.status),
+          value.lines.join('\n'),
+        ).toEqual(['Failed']);
+        expect(value.failed).toEqual(failedChecks);
+        for (const check of failedChecks)
+          expect(value.lines).toContainEqual(
+            expect.stringMatching(
+              new RegExp(
+                `^FAIL {2}${check}: busy in each of 5 tries \\(last: answered (429|503) .*\\) while the live version 6, asked the same beside each, answered as expected in [45]$`,
+              ),
+            ),
+          );
+        // The live version was asked under an identity of its own, never the new version's.
+        const liveEvents = fake.events
+          .slice(eventsBefore)
+          .filter(({ arn }) => arn === liveArnOf(name))
+          .map(({ event }) => event as { requestContext: { authorizer: { principalId: string } } });
+        expect(liveEvents.length).toBeGreaterThanOrEqual(5);
+        for (const event of liveEvents)
+          expect(event.requestContext.authorizer.principalId).toBe(`pre-traffic-${hookEvent.DeploymentId}-live`);
+        expect(await probeOrdersLeft()).toEqual([]);
+      } finally {
+        await clearHookLeases();
+      }
+    },
+    180_000,
+  );
+
+  it('reports Failed for a build whose list repeats its first Scan page, on a store its bounded list reads in several pages', async () => {
+    // As deployed (8 segments; a probe's Scan page of 100, shared/probes.ts): 1,003 orders put more
+    // than a page in every segment, all within the probe's 256 KB.
+    const good = await withMoreOrders(1_000, () => runHook());
+    expect(
+      good.reports.map((report) => report.status),
+      good.value.lines.join('\n'),
+    ).toEqual(['Succeeded']);
+    const broken = await withFault('listOrders', 'listRepeatsFirstPage');
+    const { reports, value } = await withMoreOrders(1_000, () => runHook({ listOrders: broken }));
+    expect(reports.map((report) => report.status)).toEqual(['Failed']);
+    expect(value.failed).toEqual(['list']);
+    expect(value.lines).toContainEqual(
+      expect.stringMatching(/^FAIL {2}list: order \d+ is listed twice in \d+ orders: the Scan repeats a page$/),
+    );
+  }, 180_000);
 
   it('passes a stage whose status index is not ACTIVE yet when the filtered page answers 503 with Retry-After', async () => {
     const table = { TableName: tables.orders.tableName };
@@ -363,9 +449,11 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
     // The function itself (its own log, run whole by the local Lambda endpoint): it ended the array at the bound.
     const listRuns = fake.runs.slice(runsBefore).filter(({ arn }) => arn === arnOf('listOrders'));
     const lines = listRuns.flatMap(({ run }) => run.lines);
-    expect(lines.filter((entry) => entry.message === 'orders listed')).toEqual([
-      expect.objectContaining({ count: Number(count), endedAtProbeBound: probeListBytes }),
-    ]);
+    // One list more than a canary key's slots, one after another, each ended at the bound.
+    const listed = lines.filter((entry) => entry.message === 'orders listed');
+    expect(listed).toHaveLength(config.tiers.canary.concurrentLists + 1);
+    for (const entry of listed) expect(entry).toEqual(expect.objectContaining({ endedAtProbeBound: probeListBytes }));
+    expect(listed.at(-1)!.count).toBe(Number(count));
     // Its lease, the item count, the Scan pages up to the bound (about 25) and those its 8 segments read ahead, the lease's release.
     const completed = lines.find((entry) => entry.message === 'request completed')!;
     expect(Number(completed.dynamoDbCalls)).toBeLessThan(50);
