@@ -47,6 +47,35 @@ export const faults = {
     replace: 'if (query.cursor === undefined) return undefined;',
     with: "if (query.cursor === undefined) return undefined; throw apiError('invalid_cursor');",
   },
+  // Its DynamoDB client points at a closed port (a leaked local endpoint, a wrong region): every call
+  // fails to connect and the cancel answers 503 service_unavailable with Retry-After, a documented refusal.
+  cancelUnavailable: {
+    handlerFile: 'functions/cancel-order/handler.ts',
+    file: 'functions/cancel-order/handler.ts',
+    replace: 'createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT })',
+    with: "createDocumentClient({ endpoint: 'http://127.0.0.1:9' })",
+  },
+  // Finds the key's list slots always full: every list answers 429 too_many_requests with Retry-After.
+  listLeaseNeverFree: {
+    handlerFile: 'functions/list-orders/handler.ts',
+    file: 'functions/list-orders/list-leases.ts',
+    replace: 'for (let slot = 0; slot < slots; slot++) {',
+    with: 'for (let slot = slots; slot < slots; slot++) {',
+  },
+  // Never gives its list lease back: each list answers, and leaves one of the key's slots held until it expires.
+  listLeaseNeverReleased: {
+    handlerFile: 'functions/list-orders/handler.ts',
+    file: 'functions/list-orders/handler.ts',
+    replace: 'if (lease === undefined) return;',
+    with: 'if (lease === undefined || lease !== undefined) return;',
+  },
+  // Drops the Scan's ExclusiveStartKey: each segment repeats its first page, so a list never ends and repeats ids.
+  listRepeatsFirstPage: {
+    handlerFile: 'functions/list-orders/handler.ts',
+    file: 'shared/orders-repository.ts',
+    replace: 'ExclusiveStartKey: startKey,',
+    with: 'ExclusiveStartKey: undefined,',
+  },
 } as const satisfies Record<string, Fault>;
 
 const inject = (fault: Fault): Plugin => ({
