@@ -87,9 +87,9 @@ const clientFor = (options: SmokeOptions, watch: ReturnType<typeof watchedFetch>
   });
 
 /** A single `Retry-After` longer than this is not waited for: the check is busy at once. */
-const longestBusyWaitMs = 10_000;
+export const longestBusyWaitMs = 10_000;
 /** Busy answers one check waits out at most, whatever its time. */
-const mostBusyTries = 5;
+export const mostBusyTries = 5;
 
 /** The documented refusal `error` is (429, or 503 with Retry-After), or undefined. */
 const refusal = (error: unknown) =>

@@ -179,9 +179,10 @@ async function* jsonArray(
  * Watches how the client takes `body`, and cuts it: when a chunk has waited LIST_STALL_SECONDS
  * for its client; when, over LIST_STALL_SECONDS of waiting, the client took less than
  * minBytesPerSecond; or when the list has run maxListMs. The scan stops (the generator's finally),
- * and the log and StalledListsCut say so. StalledListsCut carries the invocation's start as its
- * time, the time Lambda gives the invocation's Errors datapoint, so that ListOrdersErrors (Errors
- * less StalledListsCut) subtracts it in the same period.
+ * and the log says so. A client's stall is counted in StalledListsCut, which carries the invocation's
+ * start as its time, the time Lambda gives the invocation's Errors datapoint, so that ListOrdersErrors
+ * (Errors less StalledListsCut) subtracts it in the same period. A list that ran maxListMs is the
+ * version's doing (a Scan that never ends), not its client's: ListsRanTooLong, never subtracted.
  */
 const readerWatch = (startedAt: number, invokedAt: number, remainingMs: number) => {
   const windowMs = config.LIST_STALL_SECONDS * 1000;
@@ -191,16 +192,19 @@ const readerWatch = (startedAt: number, invokedAt: number, remainingMs: number) 
   let pendingBytes = 0;
   let waitedMs = 0;
   let takenBytes = 0;
-  const cut = (message: string, reason: string, fields: Record<string, number> = {}) => {
+  const cut = (message: string, reason: string, fields: Record<string, number> = {}, ranTooLong = false) => {
     stop();
     if (body === undefined || body.destroyed) return;
-    // Per version: ListOrdersErrors judges the new version's Errors less its cuts.
-    recordForVersion('listOrders', { [metricNames.stalledListsCut]: 1 }, invokedAt);
+    // Per version: ListOrdersErrors judges the new version's Errors less its clients' stalls (dated
+    // as Lambda dates the Errors datapoint), plus the lists that ran too long (dated now: the
+    // version's own failure, seen as soon as it happens).
+    if (ranTooLong) recordForVersion('listOrders', { [metricNames.listsRanTooLong]: 1 });
+    else recordForVersion('listOrders', { [metricNames.stalledListsCut]: 1 }, invokedAt);
     logger.warn(message, { reason, ...fields, durationMs: Math.round(performance.now() - startedAt) });
     body.destroy(bodyFailure(new ClientStalledError(reason)));
   };
   const tooLong = setTimeout(
-    () => cut('list cut: it ran too long', `the list ran ${Math.round((performance.now() - startedAt) / 1000)} s, its limit`),
+    () => cut('list cut: it ran too long', `the list ran ${Math.round((performance.now() - startedAt) / 1000)} s, its limit`, {}, true),
     Math.max(0, Math.min(maxListMs, remainingMs - releaseMarginMs)),
   );
   const stop = () => {
