@@ -78,8 +78,9 @@ export type OperationSlo = {
 };
 
 /**
- * A function's alarms beyond those every function has (its version's guards `<Name>Errors` and
- * `<Name>RefusedShare`, and `<Name>Throttles`: infra/cdk/monitoring/). `nearTimeout`:
+ * A function's alarms beyond those every function has (its version's guards `<Name>Errors`,
+ * `<Name>RefusedShare` and, a route's, `<Name>BusyShare`; `<Name>Throttles`, and a reserving
+ * one's `<Name>ShedShare`: infra/cdk/monitoring/). `nearTimeout`:
  * `<Name>NearTimeout`, a ticket when one invocation ran for 80 % of its timeout (a long-running
  * operation); `invocation` is how the alarm's description names one. `latencyP99`: the guard
  * `alarm`, the p99 of its version's answers (`AnswerLatency`: to a buffered answer, or a streamed
@@ -92,6 +93,11 @@ export type OperationSlo = {
  */
 export type FunctionAlarms = {
   readonly nearTimeout?: { readonly invocation: string };
+  /**
+   * A metric (of the service's, dimension `service`) counting the requests it sheds for want of a
+   * per-key slot (the list's ListsRefusedPerKey): `<Name>ShedShare` counts them with its throttles.
+   */
+  readonly shedMetric?: string;
   readonly latencyP99?: { readonly name: string; readonly alarm: string; readonly thresholdMs: PerStage<number> };
   readonly errorsLessClientEnds?: true;
   readonly slo?: OperationSlo;

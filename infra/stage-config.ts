@@ -152,6 +152,13 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
      */
     readonly refusedShare: { readonly points: number; readonly minAnswers: number };
     /**
+     * `<Function>BusyShare`, a guard of each route function: likewise for the share of answers a new
+     * version refuses as busy (429, or 503 with Retry-After). Capacity is shared and clients reach
+     * both versions alike, so load moves both shares alike; a version whose own refusals stand out
+     * (its DynamoDB client broken, its list slots never free) moves it.
+     */
+    readonly busyShare: { readonly points: number; readonly minAnswers: number };
+    /**
      * The stage's service level objective over 30 days (docs/operating.md#service-level-objectives),
      * whose burn-rate alarms page (infra/cdk/monitoring/slo.ts): the percentage of requests answered
      * without a 5xx. Each operation's latency objective, and each latency guard's threshold, is its
@@ -237,6 +244,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       functionErrors: 5,
       authFailures: 100,
       refusedShare: { points: 50, minAnswers: 10 },
+      busyShare: { points: 50, minAnswers: 10 },
       slo: { availabilityPercent: 99.5 },
       // At rest $6 + the synthetic client $55 + 100,000 cancels $0.43 + 3,000 lists $3.30, rounded up.
       monthlyCostUsd: 70,
@@ -294,6 +302,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       functionErrors: 1,
       authFailures: 50,
       refusedShare: { points: 50, minAnswers: 10 },
+      busyShare: { points: 50, minAnswers: 10 },
       slo: { availabilityPercent: 99.9 },
       // At rest $6 + the synthetic client $55 + 1,000,000 cancels $4.34 + 30,000 lists $33, rounded up.
       monthlyCostUsd: 100,

@@ -66,6 +66,10 @@ const reportLeft = (context: Context, entry: Record<string, unknown>) => {
   startDynamoDbRecord();
 };
 
+/** A documented refusal: 429, or 503 with Retry-After (docs/api.md), which a client waits out and asks again. */
+export const isBusyAnswer = ({ statusCode, headers }: HttpResponse): boolean =>
+  statusCode === 429 || (statusCode === 503 && Object.keys(headers ?? {}).some((name) => name.toLowerCase() === 'retry-after'));
+
 /**
  * Request id, standard headers and one access-log line for every answer, the error
  * responses included. Used before httpErrorHandler so that its onError runs after the
@@ -104,9 +108,11 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
     const code = isApiError(error) ? error.code : error == null ? undefined : 'internal_error';
     const entry = { statusCode: response.statusCode, outcome: code ?? 'ok', latencyMs: elapsedMs() };
     answered.set(request.context, entry);
-    // For this version's guard alarms: a 500 is its own failure; a 4xx but 429 is the client's refused request.
+    // For this version's guard alarms: a 500 is its own failure; a 4xx but 429 is the client's refused
+    // request; a 429, or a 503 with Retry-After, its own documented refusal (judged as a share: BusyShare).
     const refused = response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429;
-    recordAnswer(operation, { fault: code === 'internal_error', refused, latencyMs: entry.latencyMs });
+    const busy = isBusyAnswer(response);
+    recordAnswer(operation, { fault: code === 'internal_error', refused, busy, latencyMs: entry.latencyMs });
     if (isStream(response.body)) {
       const firstByteMs = entry.latencyMs;
       finished(response.body, (streamError) => {

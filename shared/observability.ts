@@ -35,6 +35,12 @@ export const metricNames = {
    */
   stalledListsCut: 'StalledListsCut',
   /**
+   * A list cut by the function because it had run its maximum duration (maxListMs) while its client
+   * kept reading: the version's failure, not its client's (ListOrdersErrors counts it). Per version,
+   * dated when the cut happens, so that the guard sees it as soon as it can.
+   */
+  listsRanTooLong: 'ListsRanTooLong',
+  /**
    * A streamed answer whose client left before its end (shared/http.ts): the invocation resolves
    * and the list's lease is given back at once. Dated at the invocation's start, as Lambda dates an
    * Errors datapoint: whether Lambda counts such an invocation in Errors is not the function's to decide.
@@ -67,6 +73,11 @@ export const metricNames = {
   faults: 'Faults',
   /** Likewise: 1 when the answer refuses the request as the client's (4xx other than 429; the authorizer's 401), else 0. */
   refusals: 'Refusals',
+  /**
+   * Likewise: 1 when the function answered a documented refusal of its own (429, or 503 with
+   * Retry-After: list slots full, the status index not ready, DynamoDB unreachable or throttling), else 0.
+   */
+  busy: 'Busy',
   /** Likewise: ms from the invocation's start to its answer (a streamed list's: to its first byte). */
   answerLatency: 'AnswerLatency',
 } as const;
@@ -100,14 +111,16 @@ export const recordForVersion = (fn: string, values: Partial<Record<string, numb
 
 /**
  * How one answer of `fn` went, for its version's guard alarms (infra/cdk/monitoring/guards.ts). The
- * authorizer records no fault: Lambda counts each of its failures (it fails by throwing).
+ * authorizer records no fault and no busy answer: Lambda counts each of its failures (it fails by
+ * throwing), and it has no documented refusal of its own.
  */
-export const recordAnswer = (fn: string, answer: { fault?: boolean; refused: boolean; latencyMs?: number }, at?: number) =>
+export const recordAnswer = (fn: string, answer: { fault?: boolean; refused: boolean; busy?: boolean; latencyMs?: number }, at?: number) =>
   recordForVersion(
     fn,
     {
       [metricNames.faults]: answer.fault === undefined ? undefined : answer.fault ? 1 : 0,
       [metricNames.refusals]: answer.refused ? 1 : 0,
+      [metricNames.busy]: answer.busy === undefined ? undefined : answer.busy ? 1 : 0,
       [metricNames.answerLatency]: answer.latencyMs,
     },
     at,

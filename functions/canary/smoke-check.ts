@@ -91,7 +91,7 @@ const clientFor = (options: SmokeOptions, watch: ReturnType<typeof watchedFetch>
   });
 
 /** A single `Retry-After` longer than this is not waited for: the check is busy at once. */
-const longestBusyWaitMs = 10_000;
+export const longestBusyWaitMs = 10_000;
 /** Busy answers one check waits out at most, whatever its time. */
 export const mostBusyTries = 5;
 

@@ -100,9 +100,10 @@ export async function* jsonArray(
  * Watches how the client takes `body`, and cuts it: when a chunk has waited `stallSeconds`
  * (LIST_STALL_SECONDS) for its client; when, over `stallSeconds` of waiting, the client took less
  * than minBytesPerSecond; or when the list has run maxListMs. The scan stops (the generator's finally),
- * and the log and StalledListsCut say so. StalledListsCut carries the invocation's start as its
- * time, the time Lambda gives the invocation's Errors datapoint, so that ListOrdersErrors (Errors
- * less StalledListsCut) subtracts it in the same period.
+ * and the log says so. A client's stall is counted in StalledListsCut, which carries the invocation's
+ * start as its time, the time Lambda gives the invocation's Errors datapoint, so that ListOrdersErrors
+ * (Errors less StalledListsCut) subtracts it in the same period. A list that ran maxListMs is the
+ * version's doing (a Scan that never ends), not its client's: ListsRanTooLong, never subtracted.
  */
 export const readerWatch = (watch: { startedAt: number; invokedAt: number; remainingMs: number; stallSeconds: number }) => {
   const { startedAt, invokedAt, stallSeconds } = watch;
@@ -113,16 +114,19 @@ export const readerWatch = (watch: { startedAt: number; invokedAt: number; remai
   let pendingBytes = 0;
   let waitedMs = 0;
   let takenBytes = 0;
-  const cut = (message: string, reason: string, fields: Record<string, number> = {}) => {
+  const cut = (message: string, reason: string, fields: Record<string, number> = {}, ranTooLong = false) => {
     stop();
     if (body === undefined || body.destroyed) return;
-    // Per version: ListOrdersErrors judges the new version's Errors less its cuts.
-    recordForVersion('listOrders', { [metricNames.stalledListsCut]: 1 }, invokedAt);
+    // Per version: ListOrdersErrors judges the new version's Errors less its clients' stalls (dated
+    // as Lambda dates the Errors datapoint), plus the lists that ran too long (dated now: the
+    // version's own failure, seen as soon as it happens).
+    if (ranTooLong) recordForVersion('listOrders', { [metricNames.listsRanTooLong]: 1 });
+    else recordForVersion('listOrders', { [metricNames.stalledListsCut]: 1 }, invokedAt);
     logger.warn(message, { reason, ...fields, durationMs: Math.round(performance.now() - startedAt) });
     body.destroy(bodyFailure(new ClientStalledError(reason)));
   };
   const tooLong = setTimeout(
-    () => cut('list cut: it ran too long', `the list ran ${Math.round((performance.now() - startedAt) / 1000)} s, its limit`),
+    () => cut('list cut: it ran too long', `the list ran ${Math.round((performance.now() - startedAt) / 1000)} s, its limit`, {}, true),
     Math.max(0, Math.min(maxListMs, watch.remainingMs - releaseMarginMs)),
   );
   const stop = () => {

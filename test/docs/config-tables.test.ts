@@ -80,6 +80,10 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
     cell: ({ alarms: a }) => `${a.refusedShare.points}, ${a.refusedShare.minAnswers}`,
     shows: ['alarms'],
   },
+  'busy-share guard: points above the old version, judged with at least this many answers of each': {
+    cell: ({ alarms: a }) => `${a.busyShare.points}, ${a.busyShare.minAnswers}`,
+    shows: ['alarms'],
+  },
   'a list whose client takes nothing is cut after (`LIST_STALL_SECONDS`)': {
     cell: (c) => `${c.listStallSeconds} s`,
     shows: ['listStallSeconds'],

@@ -10,9 +10,15 @@ const { stack, template } = sharedApp();
  */
 const guardAlarms: Record<string, string[]> = {
   Authorizer: ['AuthorizerErrors', 'AuthorizerRefusedShare', 'CanaryFailed'],
-  ListOrders: ['ListOrdersErrors', 'ListOrdersRefusedShare', 'ListFirstByteP99', 'CanaryFailed'],
-  CancelOrder: ['CancelOrderErrors', 'CancelOrderRefusedShare', 'CancelLatencyP99', 'CanaryFailed'],
-  ListOrdersPaged: ['ListOrdersPagedErrors', 'ListOrdersPagedRefusedShare', 'PagedListLatencyP99', 'CanaryFailed'],
+  ListOrders: ['ListOrdersErrors', 'ListOrdersRefusedShare', 'ListOrdersBusyShare', 'ListFirstByteP99', 'CanaryFailed'],
+  CancelOrder: ['CancelOrderErrors', 'CancelOrderRefusedShare', 'CancelOrderBusyShare', 'CancelLatencyP99', 'CanaryFailed'],
+  ListOrdersPaged: [
+    'ListOrdersPagedErrors',
+    'ListOrdersPagedRefusedShare',
+    'ListOrdersPagedBusyShare',
+    'PagedListLatencyP99',
+    'CanaryFailed',
+  ],
 };
 
 describe.each(stageNames)('delivery to %s', (stage) => {

@@ -10,7 +10,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
-import { refusedShareExpression } from '../../infra/cdk/monitoring/guards.ts';
+import { newerShareExpression, refusedShareExpression } from '../../infra/cdk/monitoring/guards.ts';
+import { metricNames } from '../../shared/observability.ts';
 import { logicalId, repoRoot, stageNames, sharedApp } from '../lib/cdk.ts';
 import { resolve } from '../lib/template.ts';
 
@@ -88,6 +89,47 @@ describe.each(stageNames)('the guards of %s', (stage) => {
       expect(expression).toBe(refusedShareExpression(minAnswers));
     }
   });
+
+  it("judge each route's busy share against the old version's at the same time; the authorizer has no busy answer", () => {
+    const { points, minAnswers } = stages[stage].alarms.busyShare;
+    const shares = Object.values(resources).filter(
+      (resource) => resource.Type === 'AWS::CloudWatch::Alarm' && String(resource.Properties.AlarmName).endsWith('BusyShare'),
+    );
+    expect(shares.map((share) => String(share.Properties.AlarmName).split('-').at(-1)).sort()).toEqual(
+      s.routeFunctions.map(({ name }) => `${name}BusyShare`).sort(),
+    );
+    for (const share of shares) {
+      expect(share.Properties).toMatchObject({
+        Threshold: points,
+        EvaluationPeriods: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
+      const metrics = share.Properties.Metrics as { Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string } } }[];
+      expect(metrics.find((metric) => metric.Expression !== undefined)!.Expression).toBe(newerShareExpression(minAnswers, 'busy'));
+      expect(metrics.filter((metric) => metric.MetricStat).map((metric) => [metric.Id, metric.MetricStat!.Metric.MetricName])).toEqual(
+        expect.arrayContaining([
+          ['busyNew', metricNames.busy],
+          ['answersNew', metricNames.busy],
+          ['busyAll', metricNames.busy],
+          ['answersAll', metricNames.busy],
+        ]),
+      );
+    }
+  });
+
+  it("count a list that ran its maximum duration as the list's failure, and subtract only what its clients did", () => {
+    const errors = Object.values(resources).find((resource) => String(resource.Properties.AlarmName).endsWith('-ListOrdersErrors'))!;
+    const metrics = errors.Properties.Metrics as { Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string } } }[];
+    const expression = metrics.find((metric) => metric.Expression !== undefined)!.Expression!;
+    const named = Object.fromEntries(metrics.filter((m) => m.MetricStat).map((m) => [m.Id, m.MetricStat!.Metric.MetricName]));
+    expect(named).toMatchObject({
+      cut: metricNames.stalledListsCut,
+      left: metricNames.listsLeftEarly,
+      tooLong: metricNames.listsRanTooLong,
+    });
+    expect(expression).toMatch(/ \+ FILL\(tooLong, 0\)$/);
+    expect(expression).not.toMatch(/- FILL\(tooLong/);
+  });
 });
 
 /** P(X = k) for X binomial(n, p). */
@@ -135,6 +177,23 @@ describe('RefusedShare against clients who send what they like', () => {
       expect(page).toContain(`at most ${(100 * worst).toFixed(2)} % of 5-minute periods`);
     },
   );
+
+  it.each(stageNames)(
+    'BusyShare, the same test, goes off for a good release on %s in at most 0.2 percent of 5-minute periods, whatever the load',
+    (stage) => {
+      // Capacity is shared and CodeDeploy routes by weight: load makes both versions busy with the same chance.
+      const { points, minAnswers } = stages[stage].alarms.busyShare;
+      expect(worstOver(minAnswers, points)).toBeLessThan(0.002);
+    },
+  );
+
+  it('BusyShare goes off, nearly surely, for a release busy where the old version is not', () => {
+    const { points, minAnswers } = stages.production.alarms.busyShare;
+    // A cancel answering 503 for every request (its DynamoDB client pointing nowhere) on a calm day.
+    expect(alarmChance(1, 0.01, minAnswers, 0.1, points)).toBeGreaterThan(0.99);
+    // A list finding every key's slots full while a third of the old version's lists are refused so.
+    expect(alarmChance(1, 0.33, minAnswers, 0.1, points)).toBeGreaterThan(0.99);
+  });
 
   it('goes off, nearly surely, for a release refusing what the old version accepts', () => {
     const { points, minAnswers } = stages.production.alarms.refusedShare;

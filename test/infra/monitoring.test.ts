@@ -25,6 +25,13 @@ const alarmKinds: Record<string, 'page' | 'ticket'> = {
   CancelOrderRefusedShare: 'page',
   ListOrdersPagedRefusedShare: 'page',
   AuthorizerRefusedShare: 'page',
+  // Each route's new version answering busy far more than the old: a guard (the authorizer has no busy answer).
+  ListOrdersBusyShare: 'page',
+  CancelOrderBusyShare: 'page',
+  ListOrdersPagedBusyShare: 'page',
+  // Most of a reserving route's requests shed for a quarter of an hour: an outage, documented refusals or not.
+  ListOrdersShedShare: 'page',
+  ListOrdersPagedShedShare: 'page',
   AuthorizerFailures: 'page',
   CancelOrderThrottles: 'page',
   AuthorizerThrottles: 'page',
@@ -44,6 +51,8 @@ const alarmKinds: Record<string, 'page' | 'ticket'> = {
   ListLeasesTableSystemErrors: 'page',
   CanaryFailed: 'page',
   CanaryStopped: 'page',
+  // The probes busy in most runs check little: the team is told.
+  ProbeBusy: 'ticket',
 };
 const alarmIds = Object.keys(alarmKinds);
 
@@ -95,12 +104,60 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
     expect(Object.keys(read).sort()).toEqual(['errors', 'notReady', 'requests', 'shed0', 'shed1']);
     expect(read.errors).toMatch(/^5XXError /);
     expect(read.requests).toMatch(/^Count /);
-    // Lists and pages shed at their reserved concurrency, and filtered pages refused while the status index backfills.
+    // Lists and pages shed at their reserved concurrency by the live alias (not the pre-traffic
+    // hook's direct invocations of a new version), and filtered pages refused while the status index backfills.
     expect(read.shed0).toMatch(/^Throttles .*ListOrdersFunction/);
     expect(read.shed1).toMatch(/^Throttles .*ListOrdersPagedFunction/);
+    for (const shed of ['shed0', 'shed1']) {
+      const metric = rate.Metrics.find((m) => m.Id === shed)!.MetricStat!.Metric as unknown as {
+        Dimensions: { Name: string; Value: unknown }[];
+      };
+      const value = (name: string) => JSON.stringify(metric.Dimensions.find((d) => d.Name === name)?.Value);
+      expect(metric.Dimensions.map(({ Name }) => Name).sort()).toEqual(['FunctionName', 'Resource']);
+      expect(value('Resource')).toMatch(/:live"/);
+      expect(value('Resource')).toContain(JSON.parse(value('FunctionName')).Ref);
+    }
     expect(read.notReady).toMatch(new RegExp(`^${metricNames.statusIndexNotReady} `));
     // One transient 5xx among the fewest requests judged stays under the threshold.
     expect(100 / config.alarms.serverErrorMinRequests).toBeLessThan(config.alarms.serverErrorRatePercent);
+  });
+
+  it('pages when a reserving route sheds half or more of its requests (10 or more) in each of three 5-minute periods', () => {
+    const shed = (id: string) =>
+      alarmNamed(id) as {
+        Threshold: number;
+        EvaluationPeriods: number;
+        DatapointsToAlarm?: number;
+        Metrics: { Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string; Dimensions: { Name: string }[] } } }[];
+      };
+    for (const [id, expression] of [
+      ['ListOrdersShedShare', 'IF(FILL(requests, 0) >= 10, 100 * (FILL(throttles, 0) + FILL(full, 0)) / requests, 0)'],
+      ['ListOrdersPagedShedShare', 'IF(FILL(requests, 0) >= 10, 100 * (FILL(throttles, 0)) / requests, 0)'],
+    ] as const) {
+      const alarm = shed(id);
+      expect(alarm).toMatchObject({ Threshold: 50, EvaluationPeriods: 3 });
+      expect(alarm.DatapointsToAlarm ?? 3).toBe(3);
+      expect(alarm.Metrics.find((metric) => metric.Expression !== undefined)!.Expression).toBe(expression);
+      const read = Object.fromEntries(alarm.Metrics.filter((m) => m.MetricStat).map((m) => [m.Id, m.MetricStat!.Metric]));
+      expect(read.throttles!.MetricName).toBe('Throttles');
+      expect(read.throttles!.Dimensions.map(({ Name }) => Name).sort()).toEqual(['FunctionName', 'Resource']);
+      expect(read.requests!.MetricName).toBe('Count');
+      expect(read.requests!.Dimensions.map(({ Name }) => Name).sort()).toEqual(['ApiName', 'Method', 'Resource', 'Stage']);
+      if (read.full !== undefined) expect(read.full.MetricName).toBe(metricNames.listsRefusedPerKey);
+    }
+  });
+
+  it('tickets the probes found busy in 8 of the last 15 minutes', () => {
+    expect(alarmNamed('ProbeBusy')).toMatchObject({
+      MetricName: metricNames.probeBusy,
+      Namespace: 'StoreOrders',
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 1,
+      EvaluationPeriods: 15,
+      DatapointsToAlarm: 8,
+      Dimensions: [{ Name: 'service', Value: `store-orders-${stage}` }],
+    });
   });
 
   it('tells the team, not on-call, when a list runs for 80% of its timeout', () => {

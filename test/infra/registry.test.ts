@@ -59,6 +59,7 @@ describe('a throw-away operation added to the registry alone', () => {
         .map((resource) => resource.Properties)
         .filter((alarm) => String(alarm.AlarmName).startsWith(`StoreOrders-${stage}-ThrowAway`));
       expect(alarms.map((alarm) => String(alarm.AlarmName).split('-').at(-1)).sort()).toEqual([
+        'ThrowAwayBusyShare',
         'ThrowAwayErrors',
         'ThrowAwayLatencyP99',
         'ThrowAwayRefusedShare',
@@ -72,7 +73,7 @@ describe('a throw-away operation added to the registry alone', () => {
       expect(latency.Threshold).toBe(throwAwayContract.alarms.latencyP99.thresholdMs[stage]);
       // The guards of its own deployments: its failures, refused share and latency, and the probes.
       expect(s.monitoring.guardsOf.throwAway!.map((alarm) => alarm.node.id).sort()).toEqual(
-        ['CanaryFailed', 'ThrowAwayErrors', 'ThrowAwayLatencyP99', 'ThrowAwayRefusedShare'].sort(),
+        ['CanaryFailed', 'ThrowAwayBusyShare', 'ThrowAwayErrors', 'ThrowAwayLatencyP99', 'ThrowAwayRefusedShare'].sort(),
       );
     });
 

@@ -180,6 +180,13 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     runs.listSlow = runBundle(deployed(list, slowNames, { ...endpoint, LIST_STALL_SECONDS: '3' }), [
       { ...http('list-slow', 'GET', '/store/orders'), clientBytesPerSecond: 50_000 },
     ]);
+    // A list that runs its longest: its bound is the function's remaining time less a minute (14
+    // minutes under the template's 15-minute timeout), so a timeout of 62 s (the only setting changed)
+    // cuts it 2 s in, while its client still reads (3,000 orders at 50,000 bytes/s take 6 s).
+    const shortLived = deployed(list, slowNames, endpoint);
+    runs.listTooLong = runBundle({ ...shortLived, properties: { ...shortLived.properties, Timeout: 62 } }, [
+      { ...http('list-too-long', 'GET', '/store/orders'), clientBytesPerSecond: 50_000 },
+    ]);
     // Clients that leave mid-list, seen by the function (its response stream reset once the client
     // has about one Scan page of 100 orders, the plain one read at 5,000 bytes/s, so a second or
     // more in; the other gzip-compressed), then one that stays: the same key's next list is whole.
@@ -228,6 +235,17 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
       page('page-not-ready', { status: 'pending' }),
     ]);
     runs.cancelDown = runBundle(deployed(cancel, names, down), [http('cancel-down', 'DELETE', '/store/orders/3')]);
+    // A key whose every list slot other lists hold: its list answers 429, counted in ListsRefusedPerKey.
+    const full = await createTestTables([order('1', 'pending')]);
+    for (let slot = 0; slot < 10; slot++)
+      await full.client.send(
+        new PutCommand({
+          TableName: full.listLeases.tableName,
+          Item: { lease: `key_0123456789abcdef#${slot}`, holder: `another-list-${slot}`, expiresAt: Math.floor(Date.now() / 1000) + 600 },
+        }),
+      );
+    const fullNames = { ...names, [logicalId(s, s.listLeasesTable)]: full.listLeases.tableName };
+    runs.listSlotsFull = runBundle(deployed(list, fullNames, endpoint), [http('list-slots-full', 'GET', '/store/orders')]);
   }, 120_000);
 
   const outcome = (run: string, name: string) => runs[run]!.outcomes.find((candidate) => candidate.name === name)!;
@@ -391,6 +409,31 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     expect(await slowLeases()).toEqual([]);
   });
 
+  it("cuts a list that ran its longest as the version's own failure: ListsRanTooLong, never StalledListsCut, and gives its lease back", async () => {
+    const long = outcome('listTooLong', 'list-too-long') as Extract<Outcome, { outcome: 'streamed' }>;
+    expect(long).toMatchObject({ prelude: { statusCode: 200 }, error: expect.stringMatching(/^the list ran \d+ s, its limit$/) });
+    expect(runs.listTooLong!.lines.filter((line) => line.message === 'list cut: it ran too long')).toHaveLength(1);
+    const counted = (name: string) => runs.listTooLong!.lines.filter((line) => '_aws' in line && name in line);
+    expect(counted(metricNames.listsRanTooLong).map((line) => [line[metricNames.listsRanTooLong], line.version])).toEqual([[1, '1']]);
+    expect(counted(metricNames.stalledListsCut)).toEqual([]);
+    expect(await slowLeases()).toEqual([]);
+  });
+
+  it('records each documented refusal of its own (429, or 503 with Retry-After) as Busy of its version, and nothing else', () => {
+    const busyOf = (run: string) =>
+      runs[run]!.lines.filter((line) => '_aws' in line && metricNames.busy in line).map((line) => line[metricNames.busy]);
+    // DynamoDB unreachable: 503 service_unavailable with Retry-After.
+    expect(busyOf('cancelDown')).toEqual([1]);
+    expect(busyOf('listDown')).toEqual([1]);
+    expect(busyOf('pagedNotReady')).toEqual([1]);
+    // Every slot of the key held: 429 too_many_requests, counted in ListsRefusedPerKey too.
+    expect(outcome('listSlotsFull', 'list-slots-full')).toMatchObject({ prelude: { statusCode: 429 } });
+    expect(busyOf('listSlotsFull')).toEqual([1]);
+    expect(runs.listSlotsFull!.lines.filter((line) => '_aws' in line && metricNames.listsRefusedPerKey in line)).toHaveLength(1);
+    // Answered, refused as the client's (400, 404, 409) or failed: not busy.
+    expect(busyOf('cancel')).toEqual(Array<number>(runs.cancel!.outcomes.length).fill(0));
+  });
+
   it("returns a valid key's usage identifier (never the key) and tier, and nothing that grants access for a revoked key", () => {
     const allow = outcome('authorizer', 'allow') as Extract<Outcome, { outcome: 'returned' }>;
     expect(allow.value).toEqual({
@@ -494,8 +537,11 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
 
     const filters = metricFilters(t);
     const read = metricsRead(t).filter((metric) => metric.namespace === metricsNamespace);
+    // Published by the probes themselves with PutMetricData (shared/probe-writes.ts), as
+    // test/http/canary.test.ts and test/shipped/pre-traffic-hook.test.ts see it published.
+    const probes = [{ namespace: metricsNamespace, name: metricNames.probeBusy, dimensions: { service: serviceName(config.stage) } }];
     const produced = (metric: MetricRef) =>
-      emitted.some((candidate) => sameMetric(candidate, metric)) ||
+      [...emitted, ...probes].some((candidate) => sameMetric(candidate, metric)) ||
       filters.some(
         (filter) =>
           filter.namespace === metric.namespace &&

@@ -1,5 +1,6 @@
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { type AlarmTarget, alarm } from './stage-alarm.ts';
-import { longRunning, period, reservingFunctions, stageFunctions } from './metrics.ts';
+import { aliasMetric, apiMetric, longRunning, period, reservingFunctions, serviceMetric, stageFunctions } from './metrics.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
 
 /** A long-running function (the list) may run this close to its timeout before the team hears of it. */
@@ -12,6 +13,17 @@ const nearTimeoutShare = 0.8;
 export const sheddingRule = { throttledPeriods: 3, periods: 6 } as const;
 
 /**
+ * `<Name>ShedShare`'s rule: the share of a route's requests its function sheds (throttles of its
+ * live alias, and for the list the key's slots full, 429) at or above `percent` in each of `periods`
+ * 5-minute periods with `minRequests` requests or more: most of the route's clients refused for a
+ * quarter of an hour is an outage, documented refusals or not.
+ */
+export const shedShareRule = { percent: 50, periods: 3, minRequests: 10 } as const;
+
+/** ShedShare's expression: `shed` (a sum of metric ids) as a share (%) of `requests`, 0 under the minimum. */
+export const shedShareExpression = (shed: string) => `IF(FILL(requests, 0) >= ${shedShareRule.minRequests}, 100 * (${shed}) / requests, 0)`;
+
+/**
  * Capacity: what the stage refuses because it is full, judged apart from failures.
  *
  * - `<Name>Throttles` of a function with reserved concurrency (the list, the v2 page): a ticket once
@@ -20,6 +32,8 @@ export const sheddingRule = { throttledPeriods: 3, periods: 6 } as const;
  *   slots is a decision for the next working day (`listReservedConcurrency`, `pagedListReservedConcurrency`).
  * - `<Name>Throttles` of the others (cancel, the authorizer: no reservation): pages. They are
  *   throttled only when the account's whole concurrency is taken, which fails clients for real.
+ * - `<Name>ShedShare` of a function with reserved concurrency: pages. The refusals Api5xxRate and
+ *   the SLO leave out are bounded here: a release (or a setting) that sheds most lists is down.
  * - `<Name>NearTimeout` of a long-running function: a ticket. A list that long is read slowly by
  *   its client or is near the size one answer can carry; it is cut before the timeout either way.
  */
@@ -45,6 +59,7 @@ export function addCapacityAlarms(target: AlarmTarget, props: StoreOrdersMonitor
         { runbook },
       );
   }
+  addShedShareAlarms(target, props);
   for (const { name, contract, fn } of longRunning(props)) {
     const { function: settings, alarms, runbook } = contract;
     const timeoutMs = settings.timeoutSeconds * 1000;
@@ -58,6 +73,32 @@ export function addCapacityAlarms(target: AlarmTarget, props: StoreOrdersMonitor
         evaluationPeriods: 1,
       },
       { kind: 'ticket', runbook },
+    );
+  }
+}
+
+/** `<Name>ShedShare` of each function with reserved concurrency (./server-errors.ts leaves their refusals out). */
+function addShedShareAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
+  const { percent, periods } = shedShareRule;
+  for (const { name, fn, route, contract } of reservingFunctions(props)) {
+    const { shedMetric } = contract.alarms;
+    const slots: Record<string, cloudwatch.IMetric> = shedMetric === undefined ? {} : { full: serviceMetric(props, shedMetric, 'Sum') };
+    const shed = ['FILL(throttles, 0)', ...Object.keys(slots).map((id) => `FILL(${id}, 0)`)].join(' + ');
+    alarm(
+      target,
+      `${name}ShedShare`,
+      `The ${name} function shed ${percent}% or more of its route's requests (throttled at its reserved concurrency${shedMetric === undefined ? '' : `, or refused by ${shedMetric}`}) in each of ${periods} 5-minute periods: most clients are refused.`,
+      {
+        metric: new cloudwatch.MathExpression({
+          label: `${name}: requests shed (%)`,
+          expression: shedShareExpression(shed),
+          usingMetrics: { throttles: aliasMetric(fn, 'Throttles', 'Sum'), ...slots, requests: apiMetric(props, 'Count', 'Sum', route) },
+          period,
+        }),
+        threshold: percent,
+        evaluationPeriods: periods,
+      },
+      { runbook: contract.runbook },
     );
   }
 }

@@ -100,12 +100,14 @@ function listAndKeysRow(props: Props) {
         serviceMetric(props, metricNames.listDuration, 'p99').with({ label: 'whole list p99' }),
         ...longRunning(props).map(({ fn }) => fn.function.metricDuration({ statistic: 'Maximum', period, label: 'function duration max' })),
       ],
-      // What the list's clients did, which its Errors guard leaves out (its contract's `errorsLessClientEnds`).
+      // What the list's clients did, which its Errors guard leaves out (its contract's `errorsLessClientEnds`),
+      // and the lists cut at their longest, which it counts.
       props.routeFunctions
         .filter(({ contract }) => contract.alarms.errorsLessClientEnds)
         .flatMap(({ contract }) => [
           functionMetric(props, contract.name, metricNames.stalledListsCut, 'Sum').with({ label: 'lists cut: client stopped reading' }),
           functionMetric(props, contract.name, metricNames.listsLeftEarly, 'Sum').with({ label: 'lists left by their client' }),
+          functionMetric(props, contract.name, metricNames.listsRanTooLong, 'Sum').with({ label: 'lists cut: ran 14 minutes' }),
         ]),
     ),
     graph('Keys', [
@@ -140,6 +142,10 @@ function answersRow(props: Props) {
         fn.function.metricThrottles({ statistic: 'Sum', period, label: `${name} shed at its concurrency` }),
       ),
       serviceMetric(props, metricNames.statusIndexNotReady, 'Sum').with({ label: 'filtered pages: status index not ready' }),
+      // Each route's own 429s and 503s with Retry-After, every version's (BusyShare judges the new one's share).
+      ...props.routeFunctions.map(({ name, contract }) =>
+        functionMetric(props, contract.name, metricNames.busy, 'Sum').with({ label: `${name} answered busy` }),
+      ),
     ]),
   ];
 }

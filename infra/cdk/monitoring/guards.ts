@@ -21,6 +21,8 @@ export function addGuardAlarms(target: AlarmTarget, props: StoreOrdersMonitoring
   for (const guarded of stageFunctions(props)) {
     addFailuresGuard(target, props, guarded);
     addRefusedShareGuard(target, props, guarded);
+    // The authorizer has no documented refusal of its own: API Gateway answers its failures 500.
+    if (guarded.contract !== props.authorizerContract) addBusyShareGuard(target, props, guarded);
   }
   addLatencyGuards(target, props);
 }
@@ -30,7 +32,8 @@ type Guarded = { readonly name: string; readonly id: string; readonly fn: StoreF
 /**
  * The list's Lambda Errors less what its clients did: lists cut because their client stopped
  * reading (each a Lambda error) and lists their client left (each one or none: AWS does not say),
- * never below 0, so that a left list Lambda did not count hides no 500 answer.
+ * never below 0, so that a left list Lambda did not count hides no 500 answer. A list that ran its
+ * maximum duration is not its client's doing: it is added (`tooLong`, dated at the cut), never subtracted.
  */
 const lessClientEnds = 'IF(FILL(errors, 0) - FILL(cut, 0) - FILL(left, 0) > 0, FILL(errors, 0) - FILL(cut, 0) - FILL(left, 0), 0)';
 
@@ -50,12 +53,13 @@ function addFailuresGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps
       ? { expression: 'FILL(errors, 0) - FILL(refused, 0)', usingMetrics: { errors, refused: own(metricNames.refusals) } }
       : contract.alarms.errorsLessClientEnds
         ? {
-            expression: `${lessClientEnds} + FILL(faults, 0)`,
+            expression: `${lessClientEnds} + FILL(faults, 0) + FILL(tooLong, 0)`,
             usingMetrics: {
               errors,
               cut: own(metricNames.stalledListsCut),
               left: own(metricNames.listsLeftEarly),
               faults: own(metricNames.faults),
+              tooLong: own(metricNames.listsRanTooLong),
             },
           }
         : { expression: 'FILL(errors, 0) + FILL(faults, 0)', usingMetrics: { errors, faults: own(metricNames.faults) } };
@@ -77,12 +81,27 @@ function addFailuresGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps
  * versions before it refused in the same 5 minutes (all versions' answers less the new one's),
  * when each gave `minAnswers` or more; else 0. Between deploys only one version answers: 0.
  */
-export const refusedShareExpression = (minAnswers: number) => {
+export const refusedShareExpression = (minAnswers: number) => newerShareExpression(minAnswers, 'refused');
+
+/** The same for any per-answer 0/1 record `counted` (its metrics `<counted>New` and `<counted>All`). */
+export const newerShareExpression = (minAnswers: number, counted: string) => {
   const older = (of: string) => `(FILL(${of}All, 0) - FILL(${of}New, 0))`;
   return (
     `IF(FILL(answersNew, 0) >= ${minAnswers} AND ${older('answers')} >= ${minAnswers}, ` +
-    `100 * FILL(refusedNew, 0) / FILL(answersNew, 0) - 100 * ${older('refused')} / ${older('answers')}, 0)`
+    `100 * FILL(${counted}New, 0) / FILL(answersNew, 0) - 100 * ${older(counted)} / ${older('answers')}, 0)`
   );
+};
+
+/** The metrics of a share guard: per-answer record `metricName` of the new version and of all versions, as sums and counts. */
+const shareMetrics = (props: StoreOrdersMonitoringProps, { id, fn }: Guarded, metricName: string, counted: string) => {
+  const of = (statistic: string, version?: string) => functionMetric(props, id, metricName, statistic, version);
+  const version = liveVersion(fn);
+  return {
+    [`${counted}New`]: of('Sum', version),
+    answersNew: of('SampleCount', version),
+    [`${counted}All`]: of('Sum'),
+    answersAll: of('SampleCount'),
+  };
 };
 
 /**
@@ -93,10 +112,9 @@ export const refusedShareExpression = (minAnswers: number) => {
  * accepts moves it (a cancel answering 409 for pending orders, a page refusing its cursors, an
  * authorizer denying every key).
  */
-function addRefusedShareGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, { name, id, fn, contract }: Guarded) {
+function addRefusedShareGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, guarded: Guarded) {
+  const { name, id, contract } = guarded;
   const { points, minAnswers } = props.config.alarms.refusedShare;
-  const version = liveVersion(fn);
-  const refusals = (statistic: string, of?: string) => functionMetric(props, id, metricNames.refusals, statistic, of);
   alarm(
     target,
     `${name}RefusedShare`,
@@ -105,12 +123,36 @@ function addRefusedShareGuard(target: AlarmTarget, props: StoreOrdersMonitoringP
       metric: new cloudwatch.MathExpression({
         label: `${name}: refused share of the new version less the old (points)`,
         expression: refusedShareExpression(minAnswers),
-        usingMetrics: {
-          refusedNew: refusals('Sum', version),
-          answersNew: refusals('SampleCount', version),
-          refusedAll: refusals('Sum'),
-          answersAll: refusals('SampleCount'),
-        },
+        usingMetrics: shareMetrics(props, guarded, metricNames.refusals, 'refused'),
+        period,
+      }),
+      threshold: points,
+      evaluationPeriods: 1,
+    },
+    { guards: [id], runbook: contract.runbook },
+  );
+}
+
+/**
+ * `<Name>BusyShare`: the new version answers a far larger share of its requests with a documented
+ * refusal of its own (429, or 503 with Retry-After: `Busy`) than the versions before it, at the same
+ * time. Capacity (list slots, reserved concurrency, DynamoDB's throughput) is shared, and CodeDeploy
+ * sends each request to one version or the other by weight alone, so load moves both shares alike:
+ * only a version that is busy where the other is not moves it (its DynamoDB client pointing nowhere,
+ * its list slots never free). The same test as RefusedShare.
+ */
+function addBusyShareGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, guarded: Guarded) {
+  const { name, id, contract } = guarded;
+  const { points, minAnswers } = props.config.alarms.busyShare;
+  alarm(
+    target,
+    `${name}BusyShare`,
+    `The ${name} function's new version answered ${points} points more of its requests busy (429, or 503 with Retry-After) than the version before it, in 5 minutes with ${minAnswers}+ answers of each.`,
+    {
+      metric: new cloudwatch.MathExpression({
+        label: `${name}: busy share of the new version less the old (points)`,
+        expression: newerShareExpression(minAnswers, 'busy'),
+        usingMetrics: shareMetrics(props, guarded, metricNames.busy, 'busy'),
         period,
       }),
       threshold: points,

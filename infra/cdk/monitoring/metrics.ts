@@ -71,6 +71,22 @@ export function executedVersionMetric(fn: StoreFunction, metricName: string, sta
 }
 
 /**
+ * Lambda's metric of the invocations of `fn`'s live alias (its `Resource` dimension,
+ * `<function>:<alias>`), of whichever version ran them: not of the function's other callers (the
+ * pre-traffic hook invokes the new version directly, by its number).
+ */
+export function aliasMetric(fn: StoreFunction, metricName: string, statistic: string, window: Duration = period): cloudwatch.Metric {
+  const functionName = fn.function.functionName;
+  return new cloudwatch.Metric({
+    namespace: 'AWS/Lambda',
+    metricName,
+    dimensionsMap: { FunctionName: functionName, Resource: `${functionName}:${fn.alias.aliasName}` },
+    statistic,
+    period: window,
+  });
+}
+
+/**
  * The DynamoDB operations the functions call (shared/dynamo-calls.ts publishes DynamoDbLatency and
  * DynamoDbThrottles for each): every table's operations, and DescribeTable, which the list
  * reads its item count with.

@@ -1,5 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { metricNames } from '../../../shared/observability.ts';
+import { serviceMetric } from './metrics.ts';
 import { type AlarmTarget, alarm } from './stage-alarm.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
 
@@ -12,12 +14,21 @@ import type { StoreOrdersMonitoringProps } from './props.ts';
 export const canaryFailedRule = { failedRuns: 2, minutes: 10 } as const;
 
 /**
+ * ProbeBusy's rule: the probes found the service busy (ProbeBusy ≥ 1) in `busyRuns` of the last
+ * `minutes` one-minute periods (the synthetic client runs once a minute): most runs of a quarter of
+ * an hour checked nothing, whatever the reason (load, a quota spent, a release busy for all).
+ */
+export const probeBusyRule = { busyRuns: 8, minutes: 15 } as const;
+
+/**
  * The service's own probes, which know the right answers (the synthetic client, a Synthetics
  * canary: infra/cdk/release-checks.ts). CanaryFailed, a guard of every deployment: its runs answer
  * wrongly. A run that meets a documented refusal (429, or 503 with Retry-After) waits it out or
  * reports it apart, never as a failure. CanaryStopped, a page: nothing runs, nothing checks.
+ * ProbeBusy, a ticket: the probes' checks were refused as busy in most runs, so they check little.
  */
-export function addProbeAlarms(target: AlarmTarget, { canaryName }: Pick<StoreOrdersMonitoringProps, 'canaryName'>) {
+export function addProbeAlarms(target: AlarmTarget, props: Pick<StoreOrdersMonitoringProps, 'canaryName' | 'config'>) {
+  const { canaryName } = props;
   const runs = (statistic: string, period: Duration) =>
     new cloudwatch.Metric({
       namespace: 'CloudWatchSynthetics',
@@ -53,5 +64,17 @@ export function addProbeAlarms(target: AlarmTarget, { canaryName }: Pick<StoreOr
       datapointsToAlarm: 2,
       treatMissingData: cloudwatch.TreatMissingData.BREACHING,
     },
+  );
+  alarm(
+    target,
+    'ProbeBusy',
+    `The probes (the synthetic client, the pre-traffic hook) found the service busy (429, or 503 with Retry-After, until their time ran out) in ${probeBusyRule.busyRuns} of the last ${probeBusyRule.minutes} minutes: their checks check little.`,
+    {
+      metric: serviceMetric(props, metricNames.probeBusy, 'Maximum').with({ period: Duration.minutes(1) }),
+      threshold: 1,
+      evaluationPeriods: probeBusyRule.minutes,
+      datapointsToAlarm: probeBusyRule.busyRuns,
+    },
+    { kind: 'ticket' },
   );
 }

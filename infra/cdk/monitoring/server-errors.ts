@@ -2,7 +2,7 @@ import type { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { metricNames } from '../../../shared/observability.ts';
 import { type AlarmTarget, alarm } from './stage-alarm.ts';
-import { apiMetric, period, reservingFunctions, serviceMetric } from './metrics.ts';
+import { aliasMetric, apiMetric, period, reservingFunctions, serviceMetric } from './metrics.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
 
 type Props = StoreOrdersMonitoringProps;
@@ -13,12 +13,15 @@ type Props = StoreOrdersMonitoringProps;
  * refused because its function runs all it reserves (a Lambda throttle, which API Gateway answers
  * with a 5xx: docs/api.md), and a filtered page refused while the status index is not ACTIVE
  * (`StatusIndexNotReady`, 503 with Retry-After). Never below 0. Those are judged against capacity
- * apart (./capacity.ts). Used by Api5xxRate and the availability SLO (./slo.ts).
+ * apart (./capacity.ts: `<Name>ShedShare` pages when most of a route's requests are shed). Used by
+ * Api5xxRate and the availability SLO (./slo.ts).
  */
 export function serverFailures(props: Props, window: Duration) {
+  // Of the live alias only: the pre-traffic hook's own invocations of a new version, throttled at
+  // the reserved concurrency, answer no client, and must hide none of the stage's 5xx.
   const shed = reservingFunctions(props).map(({ name, fn }, i) => ({
     id: `shed${i}`,
-    metric: fn.function.metricThrottles({ statistic: 'Sum', period: window, label: `${name} throttles` }),
+    metric: aliasMetric(fn, 'Throttles', 'Sum', window).with({ label: `${name} throttles (live alias)` }),
   }));
   const refusals = [...shed.map(({ id }) => `FILL(${id}, 0)`), 'FILL(notReady, 0)'].join(' - ');
   const failed = `(FILL(errors, 0) - ${refusals})`;

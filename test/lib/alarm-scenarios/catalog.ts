@@ -5,7 +5,9 @@
  * (./faults.ts). What each printed (its EMF lines) and how it ended become the scenario's metrics.
  */
 import { randomUUID } from 'node:crypto';
-import { DescribeTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, PutItemCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
+import { maxListMs } from '../../../functions/list-orders/list-cuts.ts';
+import { metricNames } from '../../../shared/observability.ts';
 import { matchRoute, proxyEvent } from '../../../infra/local/proxy-event.ts';
 import type { StoreFunction } from '../../../infra/cdk/store-function.ts';
 import type { StoreOrdersStack } from '../../../infra/cdk/store-orders-stack.ts';
@@ -40,13 +42,15 @@ const storeOrders = () => [
 
 const api = { accountId: '123456789012', apiId: 'abc123', domainName: 'abc123.execute-api.us-east-1.amazonaws.com' };
 /** The authorization of a key of `tier` (the synthetic client's `canary` tier is answered a bounded list). */
-const principal = (tier: string) => {
-  const keyId = `key_${tier === canaryTier ? 'c' : 'a'}123456789abcdef`;
+const principal = (tier: string, keyId = `key_${tier === canaryTier ? 'c' : 'a'}123456789abcdef`) => {
   return { principalId: keyId, context: { keyId, keyName: 'scenario', tier } };
 };
 
 /** The REST proxy event (payload 1.0) of an allowed request, as API Gateway sends it. */
-const requestEvent = (stage: string, method: string, path: string, query: Record<string, string> = {}, tier = 'standard') =>
+/** A key whose every list slot other lists hold (`list-slots-full`). */
+const busyKeyId = 'key_f123456789abcdef';
+
+const requestEvent = (stage: string, method: string, path: string, query: Record<string, string> = {}, tier = 'standard', keyId?: string) =>
   proxyEvent({
     api,
     stage,
@@ -56,7 +60,7 @@ const requestEvent = (stage: string, method: string, path: string, query: Record
     headers: [['Host', api.domainName]],
     query: Object.entries(query),
     body: null,
-    auth: principal(tier),
+    auth: principal(tier, keyId),
     sourceIp: '203.0.113.9',
     protocol: 'HTTP/1.1',
     requestTimeEpoch: Date.now(),
@@ -79,6 +83,8 @@ const invocations = (stage: string, keys: { valid: string; revoked: string }, cu
   });
   return {
     'list-whole': at('list-whole', v1('GET', '/store/orders')),
+    // A key whose list slots are all held by its other lists: 429 with Retry-After.
+    'list-slots-full': at('list-slots-full', requestEvent(stage, 'GET', `${basePath}/store/orders`, {}, 'standard', busyKeyId)),
     // A client that reads the first 256 KB and leaves.
     'list-left': at('list-left', v1('GET', '/store/orders'), { clientLeavesAfterBytes: 256 * 1024 }),
     // The synthetic client's: its tier's list ends after 256 KB, read whole.
@@ -108,6 +114,7 @@ export const buildCatalog = async ({ s, t, outdir }: Site): Promise<Catalog> => 
   await createApiKey(tables.apiKeys, { name: 'scenario', prefix: '', key: valid, tier: 'standard', usageKey: 'd4'.repeat(32) });
   const gone = await createApiKey(tables.apiKeys, { name: 'revoked', prefix: '', key: revoked, usageKey: 'e5'.repeat(32) });
   await revokeApiKey(tables.apiKeys, gone.item.keyId);
+  await holdEverySlot(tables, busyKeyId);
   const fake = await startFakeAws();
   try {
     fake.secrets.set(cursorSecretName(stage), JSON.stringify({ current: 'scenario-cursor-key-0123456789abcdef' }));
@@ -132,10 +139,6 @@ export const buildCatalog = async ({ s, t, outdir }: Site): Promise<Catalog> => 
         names(run === 'page-not-ready' ? unindexed.orders.tableName : tables.orders.tableName),
         environment,
       );
-    const runOnce = async (run: RunName, fn: DeployedFunction, invocation: Invocation): Promise<FunctionRun> => {
-      const { outcomes, lines } = await runBundleAsync(fn, [invocation]);
-      return functionRun(outcomes[0]!, lines, runTimes[run]);
-    };
     const first = await runBundleAsync(deployed('page-first'), [invocations(stage, { valid, revoked }, '')['page-first']]);
     const cursor = (JSON.parse((first.outcomes[0] as { value: { body: string } }).value.body) as { nextCursor: string }).nextCursor;
     const events = invocations(stage, { valid, revoked }, cursor);
@@ -148,14 +151,53 @@ export const buildCatalog = async ({ s, t, outdir }: Site): Promise<Catalog> => 
         (run) => functions[runs[run]]!.name === functionNameOf(definition.handlerFile, s),
       );
       const results: Partial<Record<RunName, FunctionRun>> = {};
-      for (const run of affected)
-        results[run] = await runOnce(run, { ...deployed(run), codeDir }, { ...events[run], requestId: randomUUID() });
+      for (const run of affected) results[run] = await runOnce(run, ...asBroken(deployed(run), codeDir, definition, events[run]));
       broken[fault] = results;
     }
     return { good, broken };
   } finally {
     fake.close();
   }
+};
+
+/** One invocation of `fn`, as a scenario's run. */
+const runOnce = async (run: RunName, fn: DeployedFunction, invocation: Invocation): Promise<FunctionRun> => {
+  const { outcomes, lines } = await runBundleAsync(fn, [invocation]);
+  const answered = functionRun(outcomes[0]!, lines, runTimes[run]);
+  // A list cut at its maximum duration ran that long in production, whatever the shortened timeout here.
+  return answered.emf.some(({ name }) => name === metricNames.listsRanTooLong) ? { ...answered, durationMs: maxListMs } : answered;
+};
+
+/**
+ * The broken build `codeDir` of `fn`, and its invocation; a fault whose list runs long gets its
+ * timeout and environment, and a client that reads on at 1 MB/s (above the minimum rate), so that
+ * only the list's own bound ends it.
+ */
+const asBroken = (
+  fn: DeployedFunction,
+  codeDir: string,
+  definition: (typeof releaseFaults)[FaultName],
+  invocation: Invocation,
+): [DeployedFunction, Invocation] => {
+  const again = { ...invocation, requestId: randomUUID() };
+  if (!('timeoutSeconds' in definition)) return [{ ...fn, codeDir }, again];
+  const properties = { ...fn.properties, Timeout: definition.timeoutSeconds };
+  return [
+    { ...fn, codeDir, properties, environment: { ...fn.environment, ...definition.environment } },
+    { ...again, clientBytesPerSecond: 1_000_000 },
+  ];
+};
+
+/** Every list slot `keyId` may hold (more than any tier has), held by other lists for the next 10 minutes. */
+const holdEverySlot = async (tables: Awaited<ReturnType<typeof createTestTables>>, keyId: string) => {
+  const expiresAt = Math.floor(Date.now() / 1000) + 600;
+  for (let slot = 0; slot < 10; slot++)
+    await tables.client.send(
+      new PutItemCommand({
+        TableName: tables.listLeases.tableName,
+        Item: { lease: { S: `${keyId}#${slot}` }, holder: { S: `another-list-${slot}` }, expiresAt: { N: String(expiresAt) } },
+      }),
+    );
 };
 
 /** The tables with their orders table's status index deleted, once DynamoDB Local has deleted it (it does so in the background). */

@@ -21,6 +21,8 @@ export type FunctionRun = {
   readonly status: number;
   /** Whether Lambda counts the invocation in Errors (it threw, timed out, or its stream ended with an error). */
   readonly failed: boolean;
+  /** The answer's `Retry-After` (seconds), when it has one. */
+  readonly retryAfterSeconds?: number;
   readonly durationMs: number;
 };
 
@@ -57,17 +59,27 @@ export const emfDatapoints = (lines: readonly Line[], times: Times): Datum[] =>
     );
   });
 
+type Answered = { statusCode?: number; headers?: Record<string, unknown> };
+
+/** An answer's Retry-After in seconds, if it carries one (whatever the header's case). */
+const retryAfterOf = ({ headers }: Answered): { retryAfterSeconds?: number } => {
+  const value = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === 'retry-after')?.[1];
+  return value === undefined ? {} : { retryAfterSeconds: Number(value) };
+};
+
 /** How Lambda saw an invocation end, and the status its caller got. */
 export const functionRun = (outcome: Outcome, lines: readonly Line[], times: Times): FunctionRun => {
   const emf = emfDatapoints(lines, times);
   const durationMs = times.totalMs;
   switch (outcome.outcome) {
     case 'returned': {
-      const value = outcome.value as { statusCode?: number; policyDocument?: unknown };
-      return { emf, status: value.statusCode ?? 200, failed: false, durationMs };
+      const value = outcome.value as Answered;
+      return { emf, status: value.statusCode ?? 200, failed: false, durationMs, ...retryAfterOf(value) };
     }
-    case 'streamed':
-      return { emf, status: (outcome.prelude as { statusCode: number }).statusCode, failed: outcome.error !== undefined, durationMs };
+    case 'streamed': {
+      const prelude = outcome.prelude as Answered & { statusCode: number };
+      return { emf, status: prelude.statusCode, failed: outcome.error !== undefined, durationMs, ...retryAfterOf(prelude) };
+    }
     case 'threw':
       return { emf, status: outcome.error === 'Unauthorized' ? 401 : 500, failed: true, durationMs };
     case 'timed out':

@@ -18,6 +18,16 @@ export const releaseFaults = {
   cancelPendingConflict: faults.cancelPendingConflict,
   // Answers every page after the first 400 invalid_cursor: only 4xx, no error metric.
   secondPageInvalid: faults.secondPageInvalid,
+  // Its DynamoDB client points at a closed port: every cancel answers 503 with Retry-After, a documented refusal.
+  cancelUnavailable: faults.cancelUnavailable,
+  // Finds every key's list slots full: every list answers 429 with Retry-After.
+  listLeaseNeverFree: faults.listLeaseNeverFree,
+  // Repeats each segment's first Scan page: a list read whole never ends, and is cut when it has run
+  // its maximum duration. Run under a function timeout of 63 s (`timeoutSeconds`), so that the cut
+  // comes 3 s in (the bound is the remaining time less a minute) instead of 14 minutes in, and with
+  // Scan pages of 100 (`environment`): the scenarios' 5,000 orders fit in one page per segment at
+  // the stage's page size, where a production store needs many.
+  listRepeatsFirstPage: { ...faults.listRepeatsFirstPage, timeoutSeconds: 63, environment: { SCAN_PAGE_SIZE: '100' } },
 } as const;
 
 export type FaultName = keyof typeof releaseFaults;

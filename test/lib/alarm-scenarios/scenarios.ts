@@ -27,6 +27,7 @@ export type Request =
 /** The runs of the shipped bundles a scenario's calls are answered by (./catalog.ts makes them). */
 export const runs = {
   'list-whole': 'listOrders',
+  'list-slots-full': 'listOrders',
   'list-left': 'listOrders',
   'list-probe': 'listOrders',
   'cancel-pending': 'cancelOrder',
@@ -44,6 +45,7 @@ export type RunName = keyof typeof runs;
 /** Each run's times in this model (not measured here: emissions.ts, Times). */
 export const runTimes: Record<RunName, { answerMs: number; totalMs: number }> = {
   'list-whole': { answerMs: 300, totalMs: 2_500 },
+  'list-slots-full': { answerMs: 30, totalMs: 30 },
   'list-left': { answerMs: 300, totalMs: 600 },
   'list-probe': { answerMs: 300, totalMs: 600 },
   'cancel-pending': { answerMs: 40, totalMs: 40 },
@@ -82,6 +84,13 @@ export const busyDay: Traffic = [
   { request: { kind: 'malformedKey' }, every: 2 },
   { request: { kind: 'throttled', fn: 'cancelOrder' }, count: 2 },
 ];
+
+/**
+ * A list-heavy day: the busy day and 20 more lists a minute read whole, and 10 lists a minute
+ * refused because their key already runs its tier's lists (429 with Retry-After): enough lists for
+ * a version at 10 % to give the 10 answers in 5 minutes its share guards judge.
+ */
+export const listHeavyDay: Traffic = [...busyDay, call('list-whole', 20), call('list-slots-full', 10)];
 
 /** A quiet hour: a few cancels and pages, a list now and then, 10 keys in use. */
 export const quietHour: Traffic = [
@@ -135,6 +144,11 @@ export type Scenario = {
   readonly mustFire: readonly string[];
   /** Alarms that may go off too (a broken release may well set more than its guard off). */
   readonly mayFire?: readonly string[];
+  /**
+   * A release whose fault shows only after CodeDeploy stopped watching (`minutes` reach past the
+   * watch): its must-fire alarms page on-call, who rolls it back by hand; no guard stops it.
+   */
+  readonly pastTheWatch?: true;
 };
 
 const refusedKeys = (count: number) => ({ request: { kind: 'refusedKey' } as const, count });
@@ -166,8 +180,9 @@ const clientScenarios: Scenario[] = [
     before: busyDay,
     traffic: [...busyDay, { request: { kind: 'shed', fn: 'listOrders' }, count: 5 }],
     probes: true,
-    // A ticket: the stage wants more slots; the refusals are documented, no failure.
-    mustFire: ['ListOrdersThrottles'],
+    // A ticket: the stage wants more slots; the refusals are documented, no failure. More than half
+    // the lists shed for a quarter of an hour is an outage all the same: a page (ListOrdersShedShare).
+    mustFire: ['ListOrdersThrottles', 'ListOrdersShedShare'],
   },
   {
     id: 'index-backfilling',
@@ -213,6 +228,46 @@ const brokenReleases = (watchMinutes: number): Scenario[] => [
     mustFire: ['ListOrdersPagedRefusedShare'],
     mayFire: ['CanaryFailed'],
   },
+];
+
+/** Broken releases at 10 % whose answers are documented refusals, or whose lists never end. */
+const busyReleases = (watchMinutes: number): Scenario[] => [
+  {
+    id: 'release-cancel-unavailable',
+    title: 'A new cancel version at 10 % whose DynamoDB client points at a closed port: every cancel answers 503 with Retry-After',
+    minutes: watchMinutes,
+    traffic: busyDay,
+    deploy: { fn: 'cancelOrder', fault: 'cancelUnavailable' },
+    probes: true,
+    mustFire: ['CancelOrderBusyShare'],
+    // Its 503s are not subtracted from the stage's 5xx: the page and the burn alarms may say so too.
+    mayFire: ['Api5xxRate', 'AvailabilityFastBurn', 'AvailabilityMediumBurn', 'AvailabilitySlowBurn'],
+  },
+  {
+    id: 'release-list-429',
+    title: "A new list version at 10 % on a list-heavy day that finds every key's list slots full: every list answers 429",
+    minutes: watchMinutes,
+    traffic: listHeavyDay,
+    deploy: { fn: 'listOrders', fault: 'listLeaseNeverFree' },
+    probes: true,
+    mustFire: ['ListOrdersBusyShare'],
+  },
+  {
+    id: 'release-list-runs-too-long',
+    title:
+      'A new list version at 10 % on a list-heavy day whose Scan repeats its first page: each list read whole is cut at 14 minutes, after the watch',
+    minutes: watchMinutes + 15,
+    traffic: listHeavyDay,
+    deploy: { fn: 'listOrders', fault: 'listRepeatsFirstPage' },
+    probes: true,
+    mustFire: ['ListOrdersErrors'],
+    pastTheWatch: true,
+    mayFire: ['ListOrdersNearTimeout'],
+  },
+];
+
+/** A broken authorizer at 10 %. */
+const authorizerReleases = (watchMinutes: number): Scenario[] => [
   {
     id: 'release-authorizer-denies',
     title: 'A new authorizer version at 10 % denying every key',
@@ -239,6 +294,19 @@ const goodReleases = (watchMinutes: number): Scenario[] => [
     mustFire: [],
   },
   {
+    id: 'release-lists-busy',
+    title:
+      'A good new list version at 10 % on a list-heavy day whose clients fill their list slots (10 lists a minute answered 429) and 5 more a minute shed at the reserved concurrency',
+    minutes: watchMinutes,
+    before: listHeavyDay,
+    traffic: [...listHeavyDay, { request: { kind: 'shed', fn: 'listOrders' }, count: 5 }],
+    deploy: { fn: 'listOrders' },
+    probes: true,
+    mustFire: [],
+    // A ticket: the stage sheds lists; the stage wants more slots, no release is at fault.
+    mayFire: ['ListOrdersThrottles'],
+  },
+  {
     id: 'release-during-flood',
     title: 'A good new authorizer version at 10 % during a bad-key flood (20 a minute)',
     minutes: watchMinutes,
@@ -258,5 +326,7 @@ const goodReleases = (watchMinutes: number): Scenario[] => [
 export const scenarios = (watchMinutes: number): Scenario[] => [
   ...clientScenarios,
   ...brokenReleases(watchMinutes),
+  ...busyReleases(watchMinutes),
+  ...authorizerReleases(watchMinutes),
   ...goodReleases(watchMinutes),
 ];

@@ -5,7 +5,8 @@
  * the template evaluated minute by minute (../cloudwatch/alarm-timeline.ts).
  */
 import type { FunctionName } from '../../../infra/registry.ts';
-import { metricNames } from '../../../shared/observability.ts';
+import { longestBusyWaitMs, mostBusyTries } from '../../../functions/canary/smoke-check.ts';
+import { metricNames, metricsNamespace } from '../../../shared/observability.ts';
 import { type Route } from '../../../shared/routes.ts';
 import { routeOf } from '../../../infra/registry.ts';
 import type { AlarmState, EvaluationModel } from '../cloudwatch/alarm-evaluator.ts';
@@ -22,10 +23,12 @@ export type Catalog = {
   readonly broken: Readonly<Partial<Record<FaultName, Partial<Record<RunName, FunctionRun>>>>>;
 };
 
-/** The stage as its alarms name it: each function's name, live alias and the version a deploy moves it to; the canary's name. */
+/** The stage as its alarms name it: each function's name, live alias and the version a deploy moves it to; the canary's name; the service name. */
 export type StageNames = {
   readonly functions: Readonly<Record<FunctionName, TemplateFunction & { readonly newVersion: string }>>;
   readonly canaryName: string;
+  /** The `service` dimension of the service's own metrics (the probes' ProbeBusy among them). */
+  readonly service: string;
 };
 
 /** The version before the deploy, as a label of the version dimension. */
@@ -39,7 +42,59 @@ const routeFor: Record<Exclude<FunctionName, 'authorizer'>, Route> = {
   listOrdersPaged: routeOf('listOrdersPaged'),
 };
 
-type Played = { readonly datums: Datum[]; readonly answeredWrongly: boolean };
+/**
+ * What CloudWatch holds of one request, whether its answer differs from the good build's, and
+ * whether it is a documented refusal (429, or 503 with Retry-After) with its Retry-After.
+ */
+export type Played = {
+  readonly datums: Datum[];
+  readonly answeredWrongly: boolean;
+  readonly busy?: { readonly retryAfterSeconds?: number };
+  /** Datums published when a long invocation ends, `minutes` after it started, and dated then. */
+  readonly later?: { readonly minutes: number; readonly datums: Datum[] };
+};
+
+/**
+ * An invocation longer than this is seen by its alarms only when it ends: its own metrics dated at
+ * that end (ListsRanTooLong) count then; Lambda's, dated at its start (Lambda's "The timestamp on a
+ * metric reflects when the function was invoked"), reach CloudWatch after the one 5-minute period a
+ * guard evaluates, and are left out.
+ */
+const longInvocationMs = 5 * 60_000;
+
+/** What CloudWatch holds of an invocation, and when: at its start, or (a long one) when it ends. */
+const emitted = (now: Datum[], lambda: Datum[], answer: FunctionRun): Pick<Played, 'datums' | 'later'> => {
+  if (answer.durationMs < longInvocationMs) return { datums: [...now, ...lambda] };
+  const atEnd = (datum: Datum) => datum.name === metricNames.listsRanTooLong;
+  return {
+    datums: now.filter((datum) => !atEnd(datum)),
+    later: { minutes: Math.ceil(answer.durationMs / 60_000), datums: now.filter(atEnd) },
+  };
+};
+
+/** A documented refusal, as the synthetic client reads one (functions/canary/smoke-check.ts). */
+const busyOf = (answer: FunctionRun): Played['busy'] =>
+  answer.status === 429 || (answer.status === 503 && answer.retryAfterSeconds !== undefined)
+    ? { retryAfterSeconds: answer.retryAfterSeconds }
+    : undefined;
+
+/**
+ * One check of the synthetic client, as functions/canary/smoke-check.ts runs it: a busy answer is
+ * waited out and the check asked again, up to `mostBusyTries` (at once BUSY when its Retry-After is
+ * longer than the client waits), each try routed again by CodeDeploy's weight (`ask` plays one
+ * request). The check fails only on a wrong answer that is not busy; busy at every try, it is BUSY.
+ */
+export const probeCheck = (ask: () => Played): { readonly datums: Datum[]; readonly outcome: 'pass' | 'fail' | 'busy' } => {
+  const datums: Datum[] = [];
+  for (let tries = 1; ; tries++) {
+    const played = ask();
+    // A probe's list is bounded: it never runs long.
+    datums.push(...played.datums, ...(played.later?.datums ?? []));
+    if (played.busy === undefined) return { datums, outcome: played.answeredWrongly ? 'fail' : 'pass' };
+    const waitMs = (played.busy.retryAfterSeconds ?? 1) * 1000;
+    if (tries === mostBusyTries || waitMs > longestBusyWaitMs) return { datums, outcome: 'busy' };
+  }
+};
 
 type Stage = { readonly template: Template; readonly names: StageNames; readonly catalog: Catalog };
 
@@ -82,7 +137,7 @@ const player = ({ template, names, catalog }: Stage, scenario: Scenario) => {
     return {
       answer,
       wrong,
-      datums: [...asVersion(answer.emf, label), ...lambdaDatapoints(names.functions[fn], label, asLambdaSaw(answer, scenario))],
+      ...emitted(asVersion(answer.emf, label), lambdaDatapoints(names.functions[fn], label, asLambdaSaw(answer, scenario)), answer),
     };
   };
   const gateway = gatewayOf(template);
@@ -92,11 +147,14 @@ const player = ({ template, names, catalog }: Stage, scenario: Scenario) => {
     switch (request.kind) {
       case 'call': {
         const route = routeFor[runs[request.run] as Exclude<FunctionName, 'authorizer'>];
-        const { answer, wrong, datums } = invoke(request.run, deploying);
+        const { answer, wrong, datums, later } = invoke(request.run, deploying);
         const times = runTimes[request.run];
+        const busy = busyOf(answer);
         return {
           datums: [...datums, ...gateway(route, answer.status, (route.streaming ? times.totalMs : times.answerMs) + 10)],
           answeredWrongly: wrong,
+          ...(busy === undefined ? {} : { busy }),
+          ...(later === undefined ? {} : { later }),
         };
       }
       case 'authorize': {
@@ -130,8 +188,9 @@ const requestsOf = (traffic: Traffic, minute: number) =>
 
 /**
  * Plays one scenario into a store: `warmUp` minutes of its traffic before (`before`, if it has one)
- * then its own from minute `start`, and the synthetic client's run every minute (a run fails when
- * one of its answers differs from the good build's; its own key's Allow is renewed every 5 minutes).
+ * then its own from minute `start`, and the synthetic client's run every minute (its own key's
+ * Allow renewed every 5 minutes): each check as `probeCheck` runs it; the run fails when a check
+ * failed, and publishes how many were BUSY (ProbeBusy, 0 included).
  */
 export const playScenario = (stage: Stage, scenario: Scenario, span: { start: number; warmUp: number }) => {
   const store = new MetricStore();
@@ -139,13 +198,22 @@ export const playScenario = (stage: Stage, scenario: Scenario, span: { start: nu
   for (let minute = span.start - span.warmUp; minute < span.start + scenario.minutes; minute++) {
     const deploying = minute >= span.start && scenario.deploy !== undefined;
     const traffic = minute < span.start ? (scenario.before ?? scenario.traffic) : scenario.traffic;
-    for (const request of requestsOf(traffic, minute)) for (const datum of play(request, deploying).datums) store.add(minute, datum);
+    const keep = (played: Pick<Played, 'datums' | 'later'>) => {
+      for (const datum of played.datums) store.add(minute, datum);
+      for (const datum of played.later?.datums ?? []) store.add(minute + played.later!.minutes, datum);
+    };
+    for (const request of requestsOf(traffic, minute)) keep(play(request, deploying));
     if (!scenario.probes) continue;
-    const played = [...probeRun, ...(minute % 5 === 0 ? [{ kind: 'authorize' } as const] : [])].map((request) => play(request, deploying));
-    for (const datum of played.flatMap(({ datums }) => datums)) store.add(minute, datum);
-    const failed = played.some(({ answeredWrongly }) => answeredWrongly);
+    const checks = [...probeRun, ...(minute % 5 === 0 ? [{ kind: 'authorize' } as const] : [])].map((request) =>
+      probeCheck(() => play(request, deploying)),
+    );
+    for (const check of checks) keep(check);
+    const failed = checks.some(({ outcome }) => outcome === 'fail');
+    const busy = checks.filter(({ outcome }) => outcome === 'busy').length;
     const canary = { CanaryName: stage.names.canaryName };
     store.add(minute, { namespace: 'CloudWatchSynthetics', name: 'SuccessPercent', dimensions: canary, value: failed ? 0 : 100 });
+    const service = { service: stage.names.service };
+    store.add(minute, { namespace: metricsNamespace, name: metricNames.probeBusy, dimensions: service, value: busy });
   }
   return store;
 };
