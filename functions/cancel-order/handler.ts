@@ -8,6 +8,7 @@ import { logger, metricNames, metrics } from '../../shared/observability.ts';
 import { parseOrderId } from './order-id.ts';
 import { cancelOrder } from '../../shared/orders-repository.ts';
 import { route } from './route.ts';
+import { canaryTier, idThatCannotExist, isProbeOrderId } from '../../shared/probes.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(functionEnv({ ORDERS_TABLE: true, DYNAMODB_ENDPOINT: true }));
@@ -17,6 +18,14 @@ const orders = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOI
 const cancel = async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
   const orderId = parseOrderId(event.pathParameters?.orderId);
   logger.appendKeys({ order_id: orderId });
+  // The probes' key (its tier from the authorizer) cancels only the probes' own orders, and int64's
+  // minimum (reserved, never an order: the probes' absent order, read through the table like any):
+  // code that holds it, in the synthetic client or the pre-traffic hook, reaches no client's order.
+  const probesOwn = isProbeOrderId(orderId) || orderId === idThatCannotExist;
+  if (event.requestContext.authorizer?.tier === canaryTier && !probesOwn) {
+    metrics.addMetric(metricNames.ordersNotFound, 'Count', 1);
+    throw apiError('order_not_found');
+  }
   // A hung DynamoDB ends in 503 within the call's deadline, well before this function's timeout.
   const result = await cancelOrder(orders, orderId, { deadline: callDeadline(context) });
   switch (result.outcome) {

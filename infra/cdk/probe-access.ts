@@ -9,30 +9,28 @@ import { Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { metricsNamespace } from '../../shared/observability.ts';
-import { probeOrderAttributes, probeOrderId, probeOrderSlots } from '../../shared/probes.ts';
+import { probeOrderAttributes, probeOrderId } from '../../shared/probes.ts';
+
+/** Which probe slots a role writes (shared/probes.ts probeSlots): each role only its own. */
+type Slots = readonly number[];
 
 /**
- * The reserved ids, each written out as the probes write it (`probeOrderId`), for
- * `ForAllValues:StringEquals`. `dynamodb:LeadingKeys` is typed ArrayOfString, and AWS documents no
- * case of a Number key: a pattern would admit other spellings of real orders
- * (`-92233720368547757e0` is order -92233720368547757 to DynamoDB), while the exact texts fail
- * closed whether IAM compares the request's text or a normalised number (the first staging
- * deploy's hook proves the former: docs/deploying.md).
- */
-export const probeOrderIds: readonly string[] = Array.from({ length: probeOrderSlots }, (_, slot) => probeOrderId(slot));
-
-/**
- * PutItem, GetItem and DeleteItem on the orders table, for the reserved ids only, naming no
- * attribute but the probe order's, and returning no old item. `ForAllValues` holds for a request
+ * PutItem, GetItem and DeleteItem on the orders table, for the role's own reserved ids only, naming no
+ * attribute but the probe order's, and returning no old item. Each id is written out as the probes
+ * write it (`probeOrderId`), for `ForAllValues:StringEquals`: `dynamodb:LeadingKeys` is typed
+ * ArrayOfString and AWS documents no case of a Number key, so a pattern would admit other spellings
+ * of real orders (`-92233720368547757e0` is order -92233720368547757 to DynamoDB), while the exact
+ * texts fail closed whether IAM compares the request's text or a normalised number (the first
+ * staging deploy's hook proves the former: docs/deploying.md). `ForAllValues` holds for a request
  * that names no such key, so `Null` requires the partition key in every request (AWS's guidance
  * for multivalued keys); a request may name no attribute at all (a DeleteItem by key).
  */
-const probeOrderStatement = (table: dynamodb.ITable) =>
+const probeOrderStatement = (table: dynamodb.ITable, slots: Slots) =>
   new iam.PolicyStatement({
     actions: ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:DeleteItem'],
     resources: [table.tableArn],
     conditions: {
-      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...probeOrderIds], 'dynamodb:Attributes': [...probeOrderAttributes] },
+      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': slots.map(probeOrderId), 'dynamodb:Attributes': [...probeOrderAttributes] },
       StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
       Null: { 'dynamodb:LeadingKeys': 'false' },
     },
@@ -46,13 +44,17 @@ const probeBusyStatement = () =>
     conditions: { StringEquals: { 'cloudwatch:namespace': metricsNamespace } },
   });
 
-/** Grants `role` the probes' writes; `acknowledgeWildcard`: the role has no cdk-nag acknowledgement of `*` yet. */
+/**
+ * Grants `role` the probes' writes in its own `slots` (the synthetic client's or the hooks', so
+ * neither can touch the other's order); `acknowledgeWildcard`: the role has no cdk-nag
+ * acknowledgement of `*` yet.
+ */
 export const grantProbeWrites = (
   role: iam.IRole,
   ordersTable: dynamodb.ITable,
-  { acknowledgeWildcard }: { acknowledgeWildcard: boolean },
+  { slots, acknowledgeWildcard }: { slots: Slots; acknowledgeWildcard: boolean },
 ) => {
-  role.addToPrincipalPolicy(probeOrderStatement(ordersTable));
+  role.addToPrincipalPolicy(probeOrderStatement(ordersTable, slots));
   role.addToPrincipalPolicy(probeBusyStatement());
   if (acknowledgeWildcard)
     Validations.of(role).acknowledge({

@@ -25,7 +25,7 @@ import * as synthetics from 'aws-cdk-lib/aws-synthetics';
 import { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
-import { canaryTimeoutSeconds } from '../../shared/probes.ts';
+import { canaryTimeoutSeconds, probeSlots } from '../../shared/probes.ts';
 import { addStageLogGroup } from './log-groups.ts';
 import { canaryName, preTrafficHookFunctionName, serviceName } from '../names.ts';
 import { grantProbeWrites } from './probe-access.ts';
@@ -147,7 +147,7 @@ export class PreTrafficHook extends Construct {
   private grantReads(props: PreTrafficHookProps) {
     // The table's ARN alone: Table.grant would add `<table>/index/*` (the orders table has an index).
     iam.Grant.addToPrincipal({ grantee: this.role, actions: ['dynamodb:DescribeTable'], resourceArns: [props.ordersTable.tableArn] });
-    grantProbeWrites(this.role, props.ordersTable, { acknowledgeWildcard: true });
+    grantProbeWrites(this.role, props.ordersTable, { slots: probeSlots.preTrafficHook, acknowledgeWildcard: true });
     this.role.addToPolicy(
       new iam.PolicyStatement({
         actions: ['secretsmanager:GetSecretValue'],
@@ -271,7 +271,7 @@ export class SyntheticClient extends Construct {
       }),
     );
     // Its role already has `*` acknowledged below (PutMetricData into CloudWatchSynthetics).
-    grantProbeWrites(this.canary.role, props.ordersTable, { acknowledgeWildcard: false });
+    grantProbeWrites(this.canary.role, props.ordersTable, { slots: probeSlots.syntheticClient, acknowledgeWildcard: false });
     this.acknowledgeFindings(artifacts);
   }
 

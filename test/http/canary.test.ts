@@ -20,7 +20,9 @@ import { createDocumentClient } from '../../shared/dynamo.ts';
 import { startFakeAws } from '../lib/fake-aws.ts';
 import { tempDir } from '../lib/cdk.ts';
 import { type ServiceProcess, startServiceProcess, stopServiceProcess, uniqueTables } from '../lib/service-process.ts';
-import { dynamoDbEndpoint } from '../lib/local-api.ts';
+import { dynamoDbEndpoint, order } from '../lib/local-api.ts';
+import { putOrders } from '../../infra/local/seed.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 
 const developerKey = 'canary-test-developer-key-0123456789';
 const canaryKey = 'so_local_canary-test-key-0123456789abcdef';
@@ -168,5 +170,20 @@ describe("the Synthetics canary's script against npm start", () => {
     expect(off.output).not.toContain('v2 page of pending orders');
     expect((await canaryRun(process.execPath, null)).error).toBe('STATUS_FILTER_CHECK must be on or off; got ""');
     expect((await canaryRun(process.execPath, 'yes')).error).toBe('STATUS_FILTER_CHECK must be on or off; got "yes"');
+  });
+
+  it("cancels no client's order with the canary key: 404 order_not_found, the order left pending, while a client's key cancels it", async () => {
+    const orders = { client, tableName: tables.ORDERS_TABLE };
+    await putOrders(orders, [order('424242', 'pending')]);
+    const cancel = (key: string) =>
+      fetch(`${service.url}/store/orders/424242`, { method: 'DELETE', headers: { Authorization: `Bearer ${key}` } });
+    const stored = async () => (await client.send(new GetCommand({ TableName: tables.ORDERS_TABLE, Key: { id: 424242 } }))).Item?.status;
+
+    const refused = await cancel(canaryKey);
+    expect(refused.status).toBe(404);
+    expect(((await refused.json()) as { code: string }).code).toBe('order_not_found');
+    expect(await stored()).toBe('pending');
+    expect((await cancel(developerKey)).status).toBe(204);
+    expect(await stored()).toBe('cancelled');
   });
 });

@@ -7,7 +7,7 @@
 import type { Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { stages, type StageName } from '../../infra/stage-config.ts';
-import { idThatCannotExist, probeOrderAttributes, probeOrderId } from '../../shared/probes.ts';
+import { idThatCannotExist, probeOrderAttributes, probeOrderId, probeSlots } from '../../shared/probes.ts';
 import {
   type Call,
   type CfnTemplate,
@@ -48,18 +48,27 @@ describe.each(stageNames)("the probes' access on %s, evaluated", (stage: StageNa
   const own = stages[stage].ordersTableName;
   const other = stages[stageNames.find((name) => name !== stage)!].ordersTableName;
   const canary = Object.values(template.Resources).find((resource) => resource.Type === 'AWS::Synthetics::Canary')!;
+  // Each role with its own probe slots and the other's, which it may not touch.
   const roles = {
-    'pre-traffic hook': logicalId(s, s.preTrafficHook.role),
-    'synthetic client': referencedId(canary.Properties?.ExecutionRoleArn)!,
+    'pre-traffic hook': {
+      roleId: logicalId(s, s.preTrafficHook.role),
+      slots: probeSlots.preTrafficHook,
+      others: probeSlots.syntheticClient,
+    },
+    'synthetic client': {
+      roleId: referencedId(canary.Properties?.ExecutionRoleArn)!,
+      slots: probeSlots.syntheticClient,
+      others: probeSlots.preTrafficHook,
+    },
   };
 
-  describe.each(Object.entries(roles))('the %s', (_name, roleId) => {
+  describe.each(Object.entries(roles))('the %s', (_name, { roleId, slots, others: othersSlots }) => {
     const principal = roleSession(String(resolve({ 'Fn::GetAtt': [roleId, 'Arn'] })));
     const identityPolicies = roleIdentityPolicies(template, roleId, resolve);
     const verdict = (call: Omit<Call, 'principal' | 'identityPolicies'>) => evaluate({ principal, identityPolicies, ...call });
 
-    it('may write, read back and delete a pending order of its own in every reserved id', async () => {
-      for (const id of [probeOrderId(0), probeOrderId(1), probeOrderId(99)]) {
+    it('may write, read back and delete a pending order of its own in each of its slots', async () => {
+      for (const id of [slots[0]!, slots.at(-1)!].map(probeOrderId)) {
         expect(await verdict(itemCall('PutItem', own, id, put)), `PutItem ${id}`).toBe('Allowed');
         expect(await verdict(itemCall('GetItem', own, id, read)), `GetItem ${id}`).toBe('Allowed');
         expect(await verdict(itemCall('DeleteItem', own, id, ['probe'])), `DeleteItem ${id}`).toBe('Allowed');
@@ -77,7 +86,7 @@ describe.each(stageNames)("the probes' access on %s, evaluated", (stage: StageNa
         // The range's text with a digit more or less, and with something after it.
         '-922337203685477570',
         '-922337203685477570000',
-        `${probeOrderId(0)}1`,
+        `${probeOrderId(slots[0]!)}1`,
         // Other spellings of client orders that DynamoDB reads as the same Number key (measured on
         // DynamoDB Local): -92233720368547757, -922337203685477570, -9223372036854775700.
         '-92233720368547757e0',
@@ -86,27 +95,30 @@ describe.each(stageNames)("the probes' access on %s, evaluated", (stage: StageNa
         '-92233720368547757.5',
         '-92233720368547757.0',
         '-92233720368547757+0',
+        // The other probe's slots: neither probe can touch the other's order.
+        ...[othersSlots[0]!, othersSlots.at(-1)!].map(probeOrderId),
         // Probe ids in other spellings: the exact texts alone are the probes'.
-        `${probeOrderId(5)}.0`,
-        `${probeOrderId(5)}e0`,
-        probeOrderId(5).replace('-', '-0'),
+        `${probeOrderId(slots[0]!)}.0`,
+        `${probeOrderId(slots[0]!)}e0`,
+        probeOrderId(slots[0]!).replace('-', '-0'),
       ];
       for (const id of others)
         for (const action of ['PutItem', 'GetItem', 'DeleteItem'])
           expect(await verdict(itemCall(action, own, id, action === 'PutItem' ? put : [])), `${action} ${id}`).not.toBe('Allowed');
       for (const action of ['PutItem', 'GetItem', 'DeleteItem'])
-        expect(await verdict(itemCall(action, other, probeOrderId(0), [])), `${action} on ${other}`).not.toBe('Allowed');
+        expect(await verdict(itemCall(action, other, probeOrderId(slots[0]!), [])), `${action} on ${other}`).not.toBe('Allowed');
       // A request that names no partition key is refused, though ForAllValues alone would let it pass.
       expect(await verdict(itemCall('PutItem', own, undefined, put))).not.toBe('Allowed');
     });
 
     it('may write no attribute but a probe order’s, ask no old item back, and use no other action on the table', async () => {
       expect([...probeOrderAttributes].sort()).toEqual([...new Set([...put, ...read, 'probe'])].sort());
+      const id = probeOrderId(slots[0]!);
       for (const extra of ['petId', 'quantity', 'shipDate', 'complete'])
-        expect(await verdict(itemCall('PutItem', own, probeOrderId(0), [...put, extra])), `PutItem with ${extra}`).not.toBe('Allowed');
-      expect(await verdict(itemCall('PutItem', own, probeOrderId(0), put, 'ALL_OLD'))).not.toBe('Allowed');
-      expect(await verdict(itemCall('DeleteItem', own, probeOrderId(0), [], 'ALL_OLD'))).not.toBe('Allowed');
-      expect(await verdict(itemCall('UpdateItem', own, probeOrderId(0), ['status']))).not.toBe('Allowed');
+        expect(await verdict(itemCall('PutItem', own, id, [...put, extra])), `PutItem with ${extra}`).not.toBe('Allowed');
+      expect(await verdict(itemCall('PutItem', own, id, put, 'ALL_OLD'))).not.toBe('Allowed');
+      expect(await verdict(itemCall('DeleteItem', own, id, [], 'ALL_OLD'))).not.toBe('Allowed');
+      expect(await verdict(itemCall('UpdateItem', own, id, ['status']))).not.toBe('Allowed');
       for (const action of ['BatchWriteItem', 'BatchGetItem', 'Scan', 'Query', 'DeleteTable'])
         expect(await verdict({ action: `dynamodb:${action}`, resource: tableArn(own) }), action).not.toBe('Allowed');
     });
@@ -122,7 +134,7 @@ describe.each(stageNames)("the probes' access on %s, evaluated", (stage: StageNa
           .map(([, policy]) => policy.Properties?.PolicyDocument),
       ];
       const characters = inline.reduce((sum: number, document) => sum + JSON.stringify(resolve(document)).length, 0);
-      expect(JSON.stringify(inline)).toContain(JSON.stringify(probeOrderId(99)));
+      expect(JSON.stringify(inline)).toContain(JSON.stringify(probeOrderId(slots.at(-1)!)));
       expect(characters).toBeLessThan(10_240);
     });
 
