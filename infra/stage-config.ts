@@ -167,7 +167,7 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
     readonly slo: { readonly availabilityPercent: number };
     /**
      * What the stage is expected to cost a month, in USD (docs/deploying.md#what-it-costs): the
-     * budget stack's AWS Budget is the sum over the stages.
+     * stage's budget stack (StoreOrders-budget-<stage>) budgets this much.
      */
     readonly monthlyCostUsd: number;
   };

@@ -1,5 +1,12 @@
 /** What every preflight check answers (./deploy-preflight.ts), and the AWS error shapes they tell apart. */
-export type CheckResult = { readonly check: string; readonly ok: boolean; readonly message: string; readonly fix?: string };
+/** `warn`: an ok check that still asks for a fix (printed WARN): what it found blocks nothing the deploy makes. */
+export type CheckResult = {
+  readonly check: string;
+  readonly ok: boolean;
+  readonly message: string;
+  readonly fix?: string;
+  readonly warn?: boolean;
+};
 
 export const errorName = (error: unknown): string => (error as { name?: string }).name ?? '';
 

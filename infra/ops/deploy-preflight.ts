@@ -309,11 +309,14 @@ export const runPreflight = async (
   ];
 };
 
-/** One line per check, the fix under a failed one. */
+/** One line per check, the fix under a failed one (or a warning). */
 export const report = (stage: string, results: readonly CheckResult[]): string =>
   [
     `Preflight of ${stage}:`,
-    ...results.map(({ check, ok, message, fix }) => `${ok ? 'ok  ' : 'FAIL'} ${check}: ${message}${fix ? `\n       fix: ${fix}` : ''}`),
+    ...results.map(
+      ({ check, ok, warn, message, fix }) =>
+        `${ok ? (warn ? 'WARN' : 'ok  ') : 'FAIL'} ${check}: ${message}${fix ? `\n       fix: ${fix}` : ''}`,
+    ),
     results.every(({ ok }) => ok)
       ? 'All checks passed.'
       : `${results.filter(({ ok }) => !ok).length} check(s) failed: fix them before cdk deploy.`,

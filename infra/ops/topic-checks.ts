@@ -2,7 +2,8 @@
  * The preflight's alarm delivery checks (./deploy-preflight.ts): every SNS topic of the stacks the
  * stage's deploy involves (the stage's, the account stack, the account's budget stack), found in
  * their templates rather than listed here, must have a confirmed subscription once deployed: an
- * alarm or budget alert published to a topic nobody confirmed reaches no one. A topic tagged
+ * alarm or budget alert published to a topic nobody confirmed reaches no one. The budget stack's
+ * topic only warns: no stage depends on that stack, so it blocks no stage's deploy. A topic tagged
  * `notifies: nobody` (none today) is left out.
  */
 import { ListSubscriptionsByTopicCommand, type SNSClient } from '@aws-sdk/client-sns';
@@ -61,12 +62,15 @@ export const checkPeopleTopics = async (
     readonly stackName: string;
     readonly template: CfnTemplate;
     readonly deployed: ReadonlyMap<string, DeployedResource> | undefined;
-    /** What to say of a stack that does not exist (the budget stack, which an organisation may refuse). */
-    readonly whenAbsent?: string;
+    /**
+     * A stack no stage depends on (the budget stack, which an organisation may refuse): what to say
+     * of it when it does not exist; its topics without a confirmed subscription warn, and block nothing.
+     */
+    readonly optional?: string;
   }[],
 ): Promise<CheckResult[]> => {
   const results: CheckResult[] = [];
-  for (const { stackName, template, deployed, whenAbsent } of stacks) {
+  for (const { stackName, template, deployed, optional } of stacks) {
     for (const { logicalId, label } of peopleTopics(template)) {
       const check = `alarm delivery: ${label}`;
       const topicArn = deployed?.get(logicalId)?.physicalId;
@@ -74,11 +78,16 @@ export const checkPeopleTopics = async (
         results.push({
           check,
           ok: true,
-          message: `${label} is not deployed yet${deployed === undefined ? ` (${stackName} does not exist${whenAbsent ? `: ${whenAbsent}` : ''})` : ''}: after the deploy that creates it, subscribe on-call to it (docs/deploying.md#what-each-alarm-needs-to-page-someone) and run the preflight again`,
+          message: `${label} is not deployed yet${deployed === undefined ? ` (${stackName} does not exist${optional ? `: ${optional}` : ''})` : ''}: after the deploy that creates it, subscribe on-call to it (docs/deploying.md#what-each-alarm-needs-to-page-someone) and run the preflight again`,
         });
         continue;
       }
-      results.push(await topicResult(sns, { check, label, topicArn, emails }));
+      const result = await topicResult(sns, { check, label, topicArn, emails });
+      results.push(
+        optional && !result.ok
+          ? { ...result, ok: true, warn: true, message: `${result.message} (no stage depends on ${stackName})` }
+          : result,
+      );
     }
   }
   return results;

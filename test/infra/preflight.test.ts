@@ -422,12 +422,18 @@ describe('npm run preflight', () => {
       });
     });
 
-    it('fails when nobody has confirmed a subscription to the budget topic: spend alerts reach no one either', async () => {
+    it('warns, and blocks no stage, when nobody has confirmed a subscription to the budget topic: spend alerts reach no one', async () => {
       sns.on(ListSubscriptionsByTopicCommand, { TopicArn: budgetTopicArn }).resolves({ Subscriptions: [] });
       expect(await result(budgetTopic)).toMatchObject({
-        ok: false,
+        ok: true,
+        warn: true,
         message: expect.stringContaining(`no confirmed subscription to ${budgetTopicArn}`),
+        fix: expect.stringContaining('aws sns subscribe'),
       });
+      const results = await runPreflight(config, clients, { region, qualifier: 'hnb659fds' });
+      expect(report('production', results)).toMatch(
+        /^WARN alarm delivery: StoreOrders-budget-production\/AlarmTopic: no confirmed subscription/m,
+      );
       expect((await result(stageTopic))?.ok).toBe(true);
     });
 
