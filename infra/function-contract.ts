@@ -93,11 +93,6 @@ export type OperationSlo = {
  */
 export type FunctionAlarms = {
   readonly nearTimeout?: { readonly invocation: string };
-  /**
-   * A metric (of the service's, dimension `service`) counting the requests it sheds for want of a
-   * per-key slot (the list's ListsRefusedPerKey): `<Name>ShedShare` counts them with its throttles.
-   */
-  readonly shedMetric?: string;
   readonly latencyP99?: { readonly name: string; readonly alarm: string; readonly thresholdMs: PerStage<number> };
   readonly errorsLessClientEnds?: true;
   readonly slo?: OperationSlo;

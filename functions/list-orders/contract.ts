@@ -99,8 +99,6 @@ export const listOrdersContract = {
     // The time to the list's first byte (its ListFirstByte), not to its last: a streamed list lasts as long as its client reads.
     latencyP99: { name: 'ListFirstByte', alarm: 'ListFirstByteP99', thresholdMs: { staging: 4000, production: 2000 } },
     errorsLessClientEnds: true,
-    // A list refused because its key runs its tier's lists already is shed load too (ListOrdersShedShare).
-    shedMetric: metricNames.listsRefusedPerKey,
     slo: {
       id: 'ListFirstByte',
       what: "lists' first bytes (ListFirstByte)",

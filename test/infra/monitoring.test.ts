@@ -131,7 +131,7 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
         Metrics: { Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string; Dimensions: { Name: string }[] } } }[];
       };
     for (const [id, expression] of [
-      ['ListOrdersShedShare', 'IF(FILL(requests, 0) >= 10, 100 * (FILL(throttles, 0) + FILL(full, 0)) / requests, 0)'],
+      ['ListOrdersShedShare', 'IF(FILL(requests, 0) >= 10, 100 * (FILL(throttles, 0)) / requests, 0)'],
       ['ListOrdersPagedShedShare', 'IF(FILL(requests, 0) >= 10, 100 * (FILL(throttles, 0)) / requests, 0)'],
     ] as const) {
       const alarm = shed(id);

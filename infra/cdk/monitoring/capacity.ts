@@ -1,6 +1,6 @@
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { type AlarmTarget, alarm } from './stage-alarm.ts';
-import { aliasMetric, apiMetric, longRunning, period, reservingFunctions, serviceMetric, stageFunctions } from './metrics.ts';
+import { aliasMetric, apiMetric, longRunning, period, reservingFunctions, stageFunctions } from './metrics.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
 
 /** A long-running function (the list) may run this close to its timeout before the team hears of it. */
@@ -77,22 +77,24 @@ export function addCapacityAlarms(target: AlarmTarget, props: StoreOrdersMonitor
   }
 }
 
-/** `<Name>ShedShare` of each function with reserved concurrency (./server-errors.ts leaves their refusals out). */
+/**
+ * `<Name>ShedShare` of each function with reserved concurrency (./server-errors.ts leaves their
+ * throttles out). It counts the throttles of the function's `live` alias only, never a key's own
+ * refusals (a list refused because its key runs its tier's lists already): a client that keeps
+ * asking into its own full slots moves no page.
+ */
 function addShedShareAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
   const { percent, periods } = shedShareRule;
   for (const { name, fn, route, contract } of reservingFunctions(props)) {
-    const { shedMetric } = contract.alarms;
-    const slots: Record<string, cloudwatch.IMetric> = shedMetric === undefined ? {} : { full: serviceMetric(props, shedMetric, 'Sum') };
-    const shed = ['FILL(throttles, 0)', ...Object.keys(slots).map((id) => `FILL(${id}, 0)`)].join(' + ');
     alarm(
       target,
       `${name}ShedShare`,
-      `The ${name} function shed ${percent}% or more of its route's requests (throttled at its reserved concurrency${shedMetric === undefined ? '' : `, or refused by ${shedMetric}`}) in each of ${periods} 5-minute periods: most clients are refused.`,
+      `The ${name} function shed ${percent}% or more of its route's requests (throttled at its reserved concurrency) in each of ${periods} 5-minute periods: most clients are refused.`,
       {
         metric: new cloudwatch.MathExpression({
           label: `${name}: requests shed (%)`,
-          expression: shedShareExpression(shed),
-          usingMetrics: { throttles: aliasMetric(fn, 'Throttles', 'Sum'), ...slots, requests: apiMetric(props, 'Count', 'Sum', route) },
+          expression: shedShareExpression('FILL(throttles, 0)'),
+          usingMetrics: { throttles: aliasMetric(fn, 'Throttles', 'Sum'), requests: apiMetric(props, 'Count', 'Sum', route) },
           period,
         }),
         threshold: percent,

@@ -185,6 +185,16 @@ const clientScenarios: Scenario[] = [
     mustFire: ['ListOrdersThrottles', 'ListOrdersShedShare'],
   },
   {
+    id: 'greedy-key',
+    title: 'One key asking for lists into its own full slots, 20 a minute for an hour (each answered 429), on a busy day',
+    minutes: 60,
+    before: busyDay,
+    traffic: [...busyDay, call('list-slots-full', 20)],
+    probes: true,
+    // Most of the route's requests refused, all by the key's own limit: the client's doing, no page.
+    mustFire: [],
+  },
+  {
     id: 'index-backfilling',
     title: 'The status index backfilling for two hours while clients poll ?status= (20 pages a minute answered 503)',
     minutes: 120,
