@@ -7,6 +7,7 @@ import { dynamoDbFields, publishDynamoDbMetrics, startDynamoDbRecord } from './d
 import { errorRecord, isApiError } from './errors.ts';
 import { logger, metricNames, metricsMiddleware, recordAnswer, recordForVersion } from './observability.ts';
 import { deprecationHeaders, type Route } from './routes.ts';
+import { hookRequestIdPrefix } from './probes.ts';
 
 /** A header's value whatever its case (API Gateway keeps the client's spelling). */
 export const header = (headers: APIGatewayProxyEvent['headers'] | null | undefined, name: string): string | undefined => {
@@ -112,7 +113,10 @@ const requestEnvelope = (route: Route): MiddlewareObj<APIGatewayProxyEvent, Http
     // request; a 429, or a 503 with Retry-After, its own documented refusal (judged as a share: BusyShare).
     const refused = response.statusCode >= 400 && response.statusCode < 500 && response.statusCode !== 429;
     const busy = isBusyAnswer(response);
-    recordAnswer(operation, { fault: code === 'internal_error', refused, busy, latencyMs: entry.latencyMs });
+    // The pre-traffic hook's own calls (its retries, its cold starts) are the hook's to judge: counted
+    // in a guard, several hooks retrying a busy new version would roll a good release back.
+    if (!request.event.requestContext?.requestId?.startsWith(hookRequestIdPrefix))
+      recordAnswer(operation, { fault: code === 'internal_error', refused, busy, latencyMs: entry.latencyMs });
     if (isStream(response.body)) {
       const firstByteMs = entry.latencyMs;
       finished(response.body, (streamError) => {

@@ -6,6 +6,14 @@
  * systems). No dependency: the functions import this.
  */
 
+/**
+ * How the pre-traffic hook's events name their request (`requestContext.requestId`, which API
+ * Gateway sets itself for every client's request, as a UUID): the functions record no per-version
+ * answer for them (shared/http.ts), since the hook judges those answers itself and the guards judge
+ * what a new version does for clients.
+ */
+export const hookRequestIdPrefix = 'pre-traffic-';
+
 /** The tier of the probes' key (npm run keys -- canary): limits of its own, so no probe takes a client's share. */
 export const canaryTier = 'canary';
 

@@ -10,7 +10,7 @@ import { answerOf, busyAnswer, invoke, invokeStreamed, retriedWhileBusy, untilDe
 import { type Answer, expectError, fail, listedOrders } from '../../shared/answers.ts';
 import type { CanaryKey } from '../../shared/canary-key.ts';
 import { checkProbeCancel, type ProbeOrders, putBackPending } from '../../shared/probe-writes.ts';
-import { idThatCannotExist, probeListReadCapBytes, probeOrdersCountedAtMost } from '../../shared/probes.ts';
+import { hookRequestIdPrefix, idThatCannotExist, probeListReadCapBytes, probeOrdersCountedAtMost } from '../../shared/probes.ts';
 import { basePath } from '../../shared/routes.ts';
 import { type AskPage, v2PagesAnswer, v2StatusPageAnswers } from './v2-page-checks.ts';
 
@@ -86,7 +86,7 @@ const tokenEvent = (targets: HookTargets, key: string) => ({
 /** A REST API proxy event (payload 1.0), as API Gateway sends it once the authorizer allowed the request. */
 const proxyEvent = (targets: HookTargets, method: 'GET' | 'DELETE', path: string, authorizer: Record<string, unknown>) => {
   const stage = stageOf(targets);
-  const requestId = `pre-traffic-${randomBytes(8).toString('hex')}`;
+  const requestId = `${hookRequestIdPrefix}${randomBytes(8).toString('hex')}`;
   const resource = path.startsWith('/store/orders/') ? `${basePath}/store/orders/{orderId}` : `${basePath}${path}`;
   const headers = { Accept: 'application/json', 'Accept-Encoding': 'identity', 'User-Agent': 'store-orders-pre-traffic-hook' };
   return {

@@ -26,6 +26,7 @@ import { logicalId, repoRoot, stageNames, synthApp } from '../lib/cdk.ts';
 import { createTestTables, dynamoDbEndpoint, order } from '../lib/local-api.ts';
 import { deployedFunction, type Line, type Run, runBundle } from '../lib/bundles.ts';
 import type { Invocation, Outcome } from '../lib/lambda-runtime.ts';
+import { hookRequestIdPrefix } from '../../shared/probes.ts';
 import {
   flatKeys,
   jsonPathFields,
@@ -235,6 +236,14 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
       page('page-not-ready', { status: 'pending' }),
     ]);
     runs.cancelDown = runBundle(deployed(cancel, names, down), [http('cancel-down', 'DELETE', '/store/orders/3')]);
+    // The same busy answer to the pre-traffic hook's own event (its request id), which no guard counts.
+    runs.cancelDownHook = runBundle(deployed(cancel, names, down), [
+      invocation(
+        'cancel-down-hook',
+        'cancelOrder',
+        requestEvent(stage, `${hookRequestIdPrefix}0123456789abcdef`, 'DELETE', '/store/orders/3', {}),
+      ),
+    ]);
     // A key whose every list slot other lists hold: its list answers 429, counted in ListsRefusedPerKey.
     const full = await createTestTables([order('1', 'pending')]);
     for (let slot = 0; slot < 10; slot++)
@@ -432,6 +441,12 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     expect(runs.listSlotsFull!.lines.filter((line) => '_aws' in line && metricNames.listsRefusedPerKey in line)).toHaveLength(1);
     // Answered, refused as the client's (400, 404, 409) or failed: not busy.
     expect(busyOf('cancel')).toEqual(Array<number>(runs.cancel!.outcomes.length).fill(0));
+  });
+
+  it("records no per-version answer for the pre-traffic hook's own events: the hook judges them, and its retries move no guard", () => {
+    expect(outcome('cancelDownHook', 'cancel-down-hook')).toMatchObject({ value: { statusCode: 503 } });
+    const perVersion = [metricNames.busy, metricNames.refusals, metricNames.faults, metricNames.answerLatency];
+    expect(runs.cancelDownHook!.lines.filter((line) => '_aws' in line && perVersion.some((name) => name in line))).toEqual([]);
   });
 
   it("returns a valid key's usage identifier (never the key) and tier, and nothing that grants access for a revoked key", () => {
