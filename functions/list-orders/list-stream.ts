@@ -102,10 +102,8 @@ export async function* jsonArray(
  * than minBytesPerSecond; or when the list has run maxListMs. The scan stops (the generator's finally),
  * and the log says so. A client's stall is counted in StalledListsCut, which carries the invocation's
  * start as its time, the time Lambda gives the invocation's Errors datapoint, so that ListOrdersErrors
- * (Errors less StalledListsCut) subtracts it in the same period. A list that ran maxListMs while
- * the function, not its client, held most of that time is the version's doing (a Scan that never
- * ends): ListsRanTooLong, never subtracted. One whose chunks waited for their client half the time
- * or more was held by its client (a slow reader of a large store, above the minimum rate): a stall.
+ * (Errors less StalledListsCut) subtracts it in the same period. A list that ran maxListMs is the
+ * version's doing (a Scan that never ends), not its client's: ListsRanTooLong, never subtracted.
  */
 export const readerWatch = (watch: { startedAt: number; invokedAt: number; remainingMs: number; stallSeconds: number }) => {
   const { startedAt, invokedAt, stallSeconds } = watch;
@@ -116,8 +114,6 @@ export const readerWatch = (watch: { startedAt: number; invokedAt: number; remai
   let pendingBytes = 0;
   let waitedMs = 0;
   let takenBytes = 0;
-  /** All the time chunks have waited for the client, never reset (`waitedMs` is per window). */
-  let clientHeldMs = 0;
   const cut = (message: string, reason: string, fields: Record<string, number> = {}, ranTooLong = false) => {
     stop();
     if (body === undefined || body.destroyed) return;
@@ -129,13 +125,10 @@ export const readerWatch = (watch: { startedAt: number; invokedAt: number; remai
     logger.warn(message, { reason, ...fields, durationMs: Math.round(performance.now() - startedAt) });
     body.destroy(bodyFailure(new ClientStalledError(reason)));
   };
-  // The version's failure when the function held most of the time, else its client's (a stall).
-  const ranTooLong = (ranMs = performance.now() - startedAt) => {
-    const heldMs = clientHeldMs + (waitingSince === undefined ? 0 : performance.now() - waitingSince);
-    const fields = { clientSeconds: Math.round(heldMs / 1000) };
-    cut('list cut: it ran too long', `the list ran ${Math.round(ranMs / 1000)} s, its limit`, fields, heldMs < ranMs / 2);
-  };
-  const tooLong = setTimeout(ranTooLong, Math.max(0, Math.min(maxListMs, watch.remainingMs - releaseMarginMs)));
+  const tooLong = setTimeout(
+    () => cut('list cut: it ran too long', `the list ran ${Math.round((performance.now() - startedAt) / 1000)} s, its limit`, {}, true),
+    Math.max(0, Math.min(maxListMs, watch.remainingMs - releaseMarginMs)),
+  );
   const stop = () => {
     clearTimeout(timer);
     clearTimeout(tooLong);
@@ -144,7 +137,6 @@ export const readerWatch = (watch: { startedAt: number; invokedAt: number; remai
   const taken = () => {
     if (waitingSince === undefined) return;
     waitedMs += performance.now() - waitingSince;
-    clientHeldMs += performance.now() - waitingSince;
     takenBytes += pendingBytes;
     waitingSince = undefined;
     if (waitedMs < windowMs) return;
