@@ -13,6 +13,12 @@ export const logger = new Logger();
 /** The CloudWatch namespace of the service's own metrics; infra/ reads the same constant. */
 export const metricsNamespace = 'StoreOrders';
 
+/**
+ * The namespace of what the probes publish themselves (ProbeBusy, shared/probe-writes.ts): their
+ * roles may publish here only, so code running under them cannot forge a metric a guard reads.
+ */
+export const probeMetricsNamespace = 'StoreOrders/Probes';
+
 /** CloudWatch EMF metrics, with the dimension `service` (POWERTOOLS_SERVICE_NAME) only. */
 export const metrics = new Metrics({ namespace: metricsNamespace });
 

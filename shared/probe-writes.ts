@@ -14,7 +14,7 @@ import {
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { fail } from './answers.ts';
-import { metricNames, metricsNamespace } from './observability.ts';
+import { metricNames, probeMetricsNamespace } from './observability.ts';
 import { probeOrderId } from './probes.ts';
 
 /** The probe orders of one prober: where, whose (`by`, written as `probe`), in which slots, and for how long at most. */
@@ -145,7 +145,7 @@ const cloudwatch = new CloudWatchClient({ maxAttempts: 3 });
 export const publishProbeBusy = async (service: string, busy: number, signal: AbortSignal) => {
   await cloudwatch.send(
     new PutMetricDataCommand({
-      Namespace: metricsNamespace,
+      Namespace: probeMetricsNamespace,
       MetricData: [{ MetricName: metricNames.probeBusy, Dimensions: [{ Name: 'service', Value: service }], Value: busy, Unit: 'Count' }],
     }),
     { abortSignal: signal },

@@ -8,7 +8,7 @@
 import { Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { metricsNamespace } from '../../shared/observability.ts';
+import { probeMetricsNamespace } from '../../shared/observability.ts';
 import { probeOrderAttributes, probeOrderId } from '../../shared/probes.ts';
 
 /** Which probe slots a role writes (shared/probes.ts probeSlots): each role only its own. */
@@ -41,7 +41,7 @@ const probeBusyStatement = () =>
   new iam.PolicyStatement({
     actions: ['cloudwatch:PutMetricData'],
     resources: ['*'],
-    conditions: { StringEquals: { 'cloudwatch:namespace': metricsNamespace } },
+    conditions: { StringEquals: { 'cloudwatch:namespace': probeMetricsNamespace } },
   });
 
 /**

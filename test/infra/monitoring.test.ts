@@ -150,7 +150,7 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
   it('tickets the probes found busy in 8 of the last 15 minutes', () => {
     expect(alarmNamed('ProbeBusy')).toMatchObject({
       MetricName: metricNames.probeBusy,
-      Namespace: 'StoreOrders',
+      Namespace: 'StoreOrders/Probes',
       Statistic: 'Maximum',
       Period: 60,
       Threshold: 1,

@@ -138,13 +138,15 @@ describe.each(stageNames)("the probes' access on %s, evaluated", (stage: StageNa
       expect(characters).toBeLessThan(10_240);
     });
 
-    it('may publish metrics only in the service’s namespace (ProbeBusy)', async () => {
+    it('may publish metrics only in the probes’ own namespace (ProbeBusy), not in the one the guards read', async () => {
       const metrics = (namespace: string) => ({
         action: 'cloudwatch:PutMetricData',
         resource: '*',
         context: { 'cloudwatch:namespace': namespace },
       });
-      expect(await verdict(metrics('StoreOrders'))).toBe('Allowed');
+      expect(await verdict(metrics('StoreOrders/Probes'))).toBe('Allowed');
+      // Never the functions' own namespace, whose metrics the guards read: a probe cannot forge one.
+      expect(await verdict(metrics('StoreOrders'))).not.toBe('Allowed');
       expect(await verdict(metrics('AWS/Lambda'))).not.toBe('Allowed');
       expect(await verdict(metrics('SomeoneElse'))).not.toBe('Allowed');
     });

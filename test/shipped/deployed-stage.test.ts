@@ -18,7 +18,7 @@ import { serviceName } from '../../infra/names.ts';
 import { stages } from '../../infra/stage-config.ts';
 import type { StoreFunction } from '../../infra/cdk/store-function.ts';
 import { createApiKey, revokeApiKey } from '../../infra/ops/key-store.ts';
-import { metricNames, metricsNamespace } from '../../shared/observability.ts';
+import { metricNames, metricsNamespace, probeMetricsNamespace } from '../../shared/observability.ts';
 import { basePath } from '../../shared/routes.ts';
 import { routes } from '../../infra/registry.ts';
 import { statusIndex } from '../../shared/status-index.ts';
@@ -554,7 +554,7 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     const read = metricsRead(t).filter((metric) => metric.namespace === metricsNamespace);
     // Published by the probes themselves with PutMetricData (shared/probe-writes.ts), as
     // test/http/canary.test.ts and test/shipped/pre-traffic-hook.test.ts see it published.
-    const probes = [{ namespace: metricsNamespace, name: metricNames.probeBusy, dimensions: { service: serviceName(config.stage) } }];
+    const probes = [{ namespace: probeMetricsNamespace, name: metricNames.probeBusy, dimensions: { service: serviceName(config.stage) } }];
     const produced = (metric: MetricRef) =>
       [...emitted, ...probes].some((candidate) => sameMetric(candidate, metric)) ||
       filters.some(

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { mostBusyTries } from '../../functions/canary/smoke-check.ts';
 import type { FunctionName } from '../../infra/registry.ts';
-import { metricNames, metricsNamespace } from '../../shared/observability.ts';
+import { metricNames, probeMetricsNamespace } from '../../shared/observability.ts';
 import type { FunctionRun } from '../lib/alarm-scenarios/emissions.ts';
 import { type RunName, runs, type Scenario } from '../lib/alarm-scenarios/scenarios.ts';
 import { type Catalog, type Played, playScenario, probeCheck, type StageNames } from '../lib/alarm-scenarios/simulate.ts';
@@ -98,7 +98,7 @@ const played = (broken: FunctionRun) => {
     store.samples({ namespace, name, dimensions }, 100, 129).flatMap(([value, count]) => Array<number>(count).fill(value));
   return {
     success: values('CloudWatchSynthetics', 'SuccessPercent', { CanaryName: 'canary' }),
-    probeBusy: values(metricsNamespace, metricNames.probeBusy, { service: names.service }),
+    probeBusy: values(probeMetricsNamespace, metricNames.probeBusy, { service: names.service }),
     newInvocations: values('AWS/Lambda', 'Invocations', { FunctionName: 'c', Resource: 'c:live', ExecutedVersion: '2' }),
   };
 };

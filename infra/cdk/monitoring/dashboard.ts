@@ -142,6 +142,8 @@ function answersRow(props: Props) {
         fn.function.metricThrottles({ statistic: 'Sum', period, label: `${name} shed at its concurrency` }),
       ),
       serviceMetric(props, metricNames.statusIndexNotReady, 'Sum').with({ label: 'filtered pages: status index not ready' }),
+      // Lists refused for their key's own full slots: the client's doing, shown, judged by no alarm.
+      serviceMetric(props, metricNames.listsRefusedPerKey, 'Sum').with({ label: "lists refused: their key's slots full" }),
       // Each route's own 429s and 503s with Retry-After, every version's (BusyShare judges the new one's share).
       ...props.routeFunctions.map(({ name, contract }) =>
         functionMetric(props, contract.name, metricNames.busy, 'Sum').with({ label: `${name} answered busy` }),

@@ -18,10 +18,18 @@ export const latencyPeriod = Duration.minutes(1);
 
 type Stage = Pick<StoreOrdersMonitoringProps, 'config' | 'api'>;
 
-/** One of the service's own metrics (shared/observability.ts), with the stage's `service` dimension. */
-export function serviceMetric({ config }: Pick<Stage, 'config'>, metricName: string, statistic: string): cloudwatch.Metric {
+/**
+ * One of the service's own metrics (shared/observability.ts), with the stage's `service` dimension;
+ * `namespace`: the functions' (default) or the probes' own (ProbeBusy).
+ */
+export function serviceMetric(
+  { config }: Pick<Stage, 'config'>,
+  metricName: string,
+  statistic: string,
+  namespace: string = metricsNamespace,
+): cloudwatch.Metric {
   return new cloudwatch.Metric({
-    namespace: metricsNamespace,
+    namespace,
     metricName,
     dimensionsMap: { service: serviceName(config.stage) },
     statistic,

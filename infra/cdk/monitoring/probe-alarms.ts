@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import { metricNames } from '../../../shared/observability.ts';
+import { metricNames, probeMetricsNamespace } from '../../../shared/observability.ts';
 import { serviceMetric } from './metrics.ts';
 import { type AlarmTarget, alarm } from './stage-alarm.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
@@ -70,7 +70,7 @@ export function addProbeAlarms(target: AlarmTarget, props: Pick<StoreOrdersMonit
     'ProbeBusy',
     `The probes (the synthetic client, the pre-traffic hook) found the service busy (429, or 503 with Retry-After, until their time ran out) in ${probeBusyRule.busyRuns} of the last ${probeBusyRule.minutes} minutes: their checks check little.`,
     {
-      metric: serviceMetric(props, metricNames.probeBusy, 'Maximum').with({ period: Duration.minutes(1) }),
+      metric: serviceMetric(props, metricNames.probeBusy, 'Maximum', probeMetricsNamespace).with({ period: Duration.minutes(1) }),
       threshold: 1,
       evaluationPeriods: probeBusyRule.minutes,
       datapointsToAlarm: probeBusyRule.busyRuns,

@@ -6,7 +6,7 @@
  */
 import type { FunctionName } from '../../../infra/registry.ts';
 import { longestBusyWaitMs, mostBusyTries } from '../../../functions/canary/smoke-check.ts';
-import { metricNames, metricsNamespace } from '../../../shared/observability.ts';
+import { metricNames, probeMetricsNamespace } from '../../../shared/observability.ts';
 import { type Route } from '../../../shared/routes.ts';
 import { routeOf } from '../../../infra/registry.ts';
 import type { AlarmState, EvaluationModel } from '../cloudwatch/alarm-evaluator.ts';
@@ -213,7 +213,7 @@ export const playScenario = (stage: Stage, scenario: Scenario, span: { start: nu
     const canary = { CanaryName: stage.names.canaryName };
     store.add(minute, { namespace: 'CloudWatchSynthetics', name: 'SuccessPercent', dimensions: canary, value: failed ? 0 : 100 });
     const service = { service: stage.names.service };
-    store.add(minute, { namespace: metricsNamespace, name: metricNames.probeBusy, dimensions: service, value: busy });
+    store.add(minute, { namespace: probeMetricsNamespace, name: metricNames.probeBusy, dimensions: service, value: busy });
   }
   return store;
 };
