@@ -60,6 +60,6 @@ export const grantProbeWrites = (
     Validations.of(role).acknowledge({
       id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
       reason:
-        'cloudwatch:PutMetricData has no resource level: the statement is limited by condition to the StoreOrders namespace (the probes publish ProbeBusy).',
+        'cloudwatch:PutMetricData has no resource level: the statement is limited by condition to the StoreOrders/Probes namespace (the probes publish ProbeBusy).',
     });
 };

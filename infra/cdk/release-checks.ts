@@ -309,7 +309,7 @@ export class SyntheticClient extends Construct {
       {
         id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
         reason:
-          "The role CDK gives a Synthetics canary: s3:ListAllMyBuckets (Synthetics checks its artifact bucket; the action has no resource level) and cloudwatch:PutMetricData, which has none either and is limited by condition to the CloudWatchSynthetics namespace (and, for the probe's ProbeBusy, the StoreOrders namespace).",
+          "The role CDK gives a Synthetics canary: s3:ListAllMyBuckets (Synthetics checks its artifact bucket; the action has no resource level) and cloudwatch:PutMetricData, which has none either and is limited by condition to the CloudWatchSynthetics namespace (and, for the probe's ProbeBusy, the StoreOrders/Probes namespace).",
       },
       {
         id: `AwsSolutions::AwsSolutions-IAM5[Resource::<${stack.getLogicalId(artifacts.node.defaultChild as s3.CfnBucket)}.Arn>/*]`,

@@ -94,10 +94,10 @@ describe('cdk-nag AwsSolutions over both stacks', () => {
         const actions = [statement.Action].flat().sort();
         if (actions[0]?.startsWith('xray:')) expect(actions).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
         // The canary's role (CDK's): PutMetricData limited to Synthetics' namespace, and the bucket listing Synthetics checks;
-        // the probes' roles (the canary's and the hook's): PutMetricData limited to the service's own (ProbeBusy).
+        // the probes' roles (the canary's and the hook's): PutMetricData limited to the probes' own (ProbeBusy).
         else if (actions[0] === 'cloudwatch:PutMetricData')
           expect(statement.Condition).toEqual({
-            StringEquals: { 'cloudwatch:namespace': expect.stringMatching(/^(CloudWatchSynthetics|StoreOrders)$/) },
+            StringEquals: { 'cloudwatch:namespace': expect.stringMatching(/^(CloudWatchSynthetics|StoreOrders\/Probes)$/) },
           });
         else expect(actions).toEqual(['s3:ListAllMyBuckets']);
       }

@@ -245,7 +245,7 @@ describe('the pre-traffic hook, as shipped, against the shipped functions', () =
       const busy = fake.metricData.slice(before).filter((datum) => datum.MetricName === 'ProbeBusy');
       expect(busy).toEqual([
         {
-          Namespace: 'StoreOrders',
+          Namespace: 'StoreOrders/Probes',
           MetricName: 'ProbeBusy',
           Dimensions: [{ Name: 'service', Value: 'store-orders-production' }],
           Value: value.busy.length,
