@@ -20,9 +20,9 @@ import type { StoreOrdersMonitoringProps } from './props.ts';
 export function addGuardAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
   for (const guarded of stageFunctions(props)) {
     addFailuresGuard(target, props, guarded);
-    addRefusedShareGuard(target, props, guarded);
+    addShareGuard(target, props, guarded, 'Refused');
     // The authorizer has no documented refusal of its own: API Gateway answers its failures 500.
-    if (guarded.contract !== props.authorizerContract) addBusyShareGuard(target, props, guarded);
+    if (guarded.contract !== props.authorizerContract) addShareGuard(target, props, guarded, 'Busy');
   }
   addLatencyGuards(target, props);
 }
@@ -105,54 +105,48 @@ const shareMetrics = (props: StoreOrdersMonitoringProps, { id, fn }: Guarded, me
 };
 
 /**
- * `<Name>RefusedShare`: the new version refuses (4xx but 429; the authorizer's 401) a far larger
- * share of what it answers than the versions before it, at the same time. CodeDeploy sends each
- * request to one version or the other by weight alone, so whatever clients send (wrong keys, a
- * flood of them, unknown orders) reaches both alike: only a version that refuses what the other
- * accepts moves it (a cancel answering 409 for pending orders, a page refusing its cursors, an
- * authorizer denying every key).
+ * The share guards: the new version answers a far larger share of its requests one way than the
+ * versions before it, at the same time. CodeDeploy sends each request to one version or the other
+ * by weight alone, so whatever clients send, and the load they make, reach both alike.
+ * - `<Name>RefusedShare`: refused as the client's (4xx but 429; the authorizer's 401). Wrong keys, a
+ *   flood of them, unknown orders reach both versions alike: only a version that refuses what the
+ *   other accepts moves it (a cancel answering 409 for pending orders, a page refusing its cursors,
+ *   an authorizer denying every key).
+ * - `<Name>BusyShare`: a documented refusal of its own (429, or 503 with Retry-After: `Busy`).
+ *   Capacity (list slots, reserved concurrency, DynamoDB's throughput) is shared, so load moves both
+ *   shares alike: only a version that is busy where the other is not moves it (its DynamoDB client
+ *   pointing nowhere, its list slots never free). The same test as RefusedShare.
  */
-function addRefusedShareGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, guarded: Guarded) {
-  const { name, id, contract } = guarded;
-  const { points, minAnswers } = props.config.alarms.refusedShare;
-  alarm(
-    target,
-    `${name}RefusedShare`,
-    `The ${name} function's new version refused ${points} points more of its answers (4xx but 429) than the version before it, in 5 minutes with ${minAnswers}+ answers of each.`,
-    {
-      metric: new cloudwatch.MathExpression({
-        label: `${name}: refused share of the new version less the old (points)`,
-        expression: refusedShareExpression(minAnswers),
-        usingMetrics: shareMetrics(props, guarded, metricNames.refusals, 'refused'),
-        period,
-      }),
-      threshold: points,
-      evaluationPeriods: 1,
-    },
-    { guards: [id], runbook: contract.runbook },
-  );
-}
+const shareGuards = {
+  Refused: {
+    rule: 'refusedShare',
+    metricName: metricNames.refusals,
+    counted: 'refused',
+    what: 'refused',
+    answers: 'of its answers (4xx but 429)',
+  },
+  Busy: {
+    rule: 'busyShare',
+    metricName: metricNames.busy,
+    counted: 'busy',
+    what: 'answered',
+    answers: 'of its requests busy (429, or 503 with Retry-After)',
+  },
+} as const;
 
-/**
- * `<Name>BusyShare`: the new version answers a far larger share of its requests with a documented
- * refusal of its own (429, or 503 with Retry-After: `Busy`) than the versions before it, at the same
- * time. Capacity (list slots, reserved concurrency, DynamoDB's throughput) is shared, and CodeDeploy
- * sends each request to one version or the other by weight alone, so load moves both shares alike:
- * only a version that is busy where the other is not moves it (its DynamoDB client pointing nowhere,
- * its list slots never free). The same test as RefusedShare.
- */
-function addBusyShareGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, guarded: Guarded) {
+function addShareGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, guarded: Guarded, kind: keyof typeof shareGuards) {
   const { name, id, contract } = guarded;
-  const { points, minAnswers } = props.config.alarms.busyShare;
+  const { rule, metricName, counted, what, answers } = shareGuards[kind];
+  const { points, minAnswers } = props.config.alarms[rule];
   alarm(
     target,
-    `${name}BusyShare`,
-    `The ${name} function's new version answered ${points} points more of its requests busy (429, or 503 with Retry-After) than the version before it, in 5 minutes with ${minAnswers}+ answers of each.`,
+    `${name}${kind}Share`,
+    `The ${name} function's new version ${what} ${points} points more ${answers} than the version before it, in 5 minutes with ${minAnswers}+ answers of each.`,
     {
       metric: new cloudwatch.MathExpression({
-        label: `${name}: busy share of the new version less the old (points)`,
-        expression: newerShareExpression(minAnswers, 'busy'),
-        usingMetrics: shareMetrics(props, guarded, metricNames.busy, 'busy'),
+        label: `${name}: ${counted} share of the new version less the old (points)`,
+        expression: newerShareExpression(minAnswers, counted),
+        usingMetrics: shareMetrics(props, guarded, metricName, counted),
         period,
       }),
       threshold: points,
