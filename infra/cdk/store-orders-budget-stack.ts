@@ -1,10 +1,9 @@
 import { Aws, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import * as budgets from 'aws-cdk-lib/aws-budgets';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as sns from 'aws-cdk-lib/aws-sns';
-import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { budgetName } from '../names.ts';
+import { addPeopleTopic } from './people-topic.ts';
 import type { StageConfig } from '../stage-config.ts';
 
 /** Budget alerts: spend passed 80 % and 100 % of the budget, and the month's forecast passed 100 %. */
@@ -60,23 +59,14 @@ export class StoreOrdersBudgetStack extends Stack {
    * is subscribed.
    */
   private addTopic(config: StageConfig): sns.Topic {
-    const topic = new sns.Topic(this, 'AlarmTopic', {
+    return addPeopleTopic(this, 'AlarmTopic', {
       displayName: `Store Orders ${config.stage} account alarms (AWS Budgets)`,
-      enforceSSL: true,
-    });
-    topic.addToResourcePolicy(
-      new iam.PolicyStatement({
+      email: config.alarms.email,
+      publisher: {
         sid: 'AccountBudgetsPublish',
-        principals: [new iam.ServicePrincipal('budgets.amazonaws.com')],
-        actions: ['sns:Publish'],
-        resources: [topic.topicArn],
-        conditions: {
-          StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
-          ArnLike: { 'aws:SourceArn': `arn:${Aws.PARTITION}:budgets::${Aws.ACCOUNT_ID}:*` },
-        },
-      }),
-    );
-    if (config.alarms.email !== undefined) topic.addSubscription(new subscriptions.EmailSubscription(config.alarms.email));
-    return topic;
+        service: 'budgets.amazonaws.com',
+        sourceArn: `arn:${Aws.PARTITION}:budgets::${Aws.ACCOUNT_ID}:*`,
+      },
+    });
   }
 }
