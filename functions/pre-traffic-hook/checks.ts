@@ -139,6 +139,10 @@ type Invoked = Awaited<ReturnType<typeof invoke>>;
 /** The authorizer has no busy answer of its own: only Lambda's throttle (./invocations.ts) is busy. */
 const notBusy = () => undefined;
 
+/** The new authorizer version's answer to `event` (it is never busy), `expected` as the live version's would be judged. */
+const askAuthorizer = (run: HookRun, event: ReturnType<typeof tokenEvent>, expected: (answer: Invoked) => boolean) =>
+  askNew(run, run.targets.AUTHORIZER_VERSION_ARN, (arn) => invoke(run, arn, event), notBusy, expected);
+
 const authorizerAllows = (run: HookRun, context: AuthorizerContext): Check => ({
   name: 'authorizer allows the canary key',
   run: async () => {
@@ -146,13 +150,7 @@ const authorizerAllows = (run: HookRun, context: AuthorizerContext): Check => ({
     const allowed = ({ functionError, payload }: Invoked) =>
       functionError === undefined &&
       (payload as { policyDocument?: { Statement?: { Effect?: string }[] } } | null)?.policyDocument?.Statement?.[0]?.Effect === 'Allow';
-    const { functionError, payload } = await askNew(
-      run,
-      run.targets.AUTHORIZER_VERSION_ARN,
-      (arn) => invoke(run, arn, event),
-      notBusy,
-      allowed,
-    );
+    const { functionError, payload } = await askAuthorizer(run, event, allowed);
     if (functionError !== undefined) fail(`refused it (${functionError}): ${JSON.stringify(payload).slice(0, 200)}`);
     const answer = payload as { principalId?: string; policyDocument?: { Statement?: { Effect?: string }[] } } & Record<string, unknown>;
     if (answer.policyDocument?.Statement?.[0]?.Effect !== 'Allow') fail(`no Allow policy: ${JSON.stringify(answer).slice(0, 200)}`);
@@ -167,13 +165,7 @@ const authorizerRefuses = (run: HookRun): Check => ({
   run: async () => {
     const event = tokenEvent(run.targets, wrongKeyLike(run.canary.key));
     const refused = ({ functionError, payload }: Invoked) => functionError !== undefined && payload?.errorMessage === 'Unauthorized';
-    const { functionError, payload } = await askNew(
-      run,
-      run.targets.AUTHORIZER_VERSION_ARN,
-      (arn) => invoke(run, arn, event),
-      notBusy,
-      refused,
-    );
+    const { functionError, payload } = await askAuthorizer(run, event, refused);
     // Exactly this message is what API Gateway turns into 401; anything else becomes a 500.
     if (functionError === undefined || payload?.errorMessage !== 'Unauthorized')
       fail(`expected the error "Unauthorized", got ${functionError ?? 'an answer'}: ${JSON.stringify(payload).slice(0, 200)}`);
