@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
-import { newerShareExpression, refusedShareExpression } from '../../infra/cdk/monitoring/guards.ts';
+import { newerShareExpression } from '../../infra/cdk/monitoring/guards.ts';
 import { metricNames } from '../../shared/observability.ts';
 import { logicalId, repoRoot, stageNames, sharedApp } from '../lib/cdk.ts';
 import { resolve } from '../lib/template.ts';
@@ -86,7 +86,7 @@ describe.each(stageNames)('the guards of %s', (stage) => {
       const expression = (share.Properties.Metrics as { Expression?: string }[]).find(
         (metric) => metric.Expression !== undefined,
       )!.Expression;
-      expect(expression).toBe(refusedShareExpression(minAnswers));
+      expect(expression).toBe(newerShareExpression(minAnswers, 'refused'));
     }
   });
 

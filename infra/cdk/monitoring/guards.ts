@@ -77,13 +77,11 @@ function addFailuresGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps
 }
 
 /**
- * RefusedShare's expression: the share (%) of answers the new version refused, less the share the
- * versions before it refused in the same 5 minutes (all versions' answers less the new one's),
- * when each gave `minAnswers` or more; else 0. Between deploys only one version answers: 0.
+ * A share guard's expression for the per-answer 0/1 record `counted` (its metrics `<counted>New`
+ * and `<counted>All`): the share (%) of answers the new version counted, less the share the
+ * versions before it counted in the same 5 minutes (all versions' answers less the new one's), when
+ * each gave `minAnswers` or more; else 0. Between deploys only one version answers: 0.
  */
-export const refusedShareExpression = (minAnswers: number) => newerShareExpression(minAnswers, 'refused');
-
-/** The same for any per-answer 0/1 record `counted` (its metrics `<counted>New` and `<counted>All`). */
 export const newerShareExpression = (minAnswers: number, counted: string) => {
   const older = (of: string) => `(FILL(${of}All, 0) - FILL(${of}New, 0))`;
   return (
