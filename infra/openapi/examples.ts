@@ -5,41 +5,38 @@
  */
 import { type ErrorCode, errorRecord, listTooLargeMessage, notCancellableMessage } from '../../shared/errors.ts';
 import { stringIdsParameter } from '../../shared/order-json.ts';
-import type { ErrorRecord } from '../../shared/schemas.ts';
+import type { ErrorRecord, Order } from '../../shared/schemas.ts';
 
 /** An integer written with every digit in the document (JSON.stringify keeps a raw JSON value as it is). */
 const exact = (digits: string) => (JSON as unknown as { rawJSON: (text: string) => number }).rawJSON(digits);
 
-/** Orders of the examples: one above 2^53 − 1 (where JSON.parse rounds), one at int64's maximum. */
-const exampleOrders = [
-  { id: '9007199254740993', petId: '101', quantity: 1, shipDate: '2026-12-01T10:00:00Z', complete: false, status: 'pending' },
+/**
+ * Orders of the examples, as the service holds them (ids as text): one above 2^53 − 1, where
+ * JSON.parse rounds, and one next to int64's maximum, whose petId is above 2^53 − 1 too.
+ */
+export const exampleOrders: readonly Order[] = [
+  { id: '9007199254740995', petId: '101', quantity: '1', shipDate: '2026-12-01T10:00:00Z', complete: false, status: 'pending' },
   {
-    id: '9223372036854775807',
+    id: '9223372036854775806',
     petId: '9007199254740993',
-    quantity: 2,
+    quantity: '2',
     shipDate: '2026-12-02T08:30:00Z',
     complete: true,
     status: 'shipped',
   },
-] as const;
+];
 
-type ExampleOrder = (typeof exampleOrders)[number];
-const wireOrder = (order: ExampleOrder, stringIds: boolean) => ({
+/** An order as the service writes it (shared/order-json.ts), as a value whose integers keep every digit. */
+const wireOrder = (order: Order, stringIds: boolean) => ({
   id: exact(order.id),
   ...(stringIds ? { idStr: order.id } : {}),
-  petId: exact(order.petId),
-  ...(stringIds ? { petIdStr: order.petId } : {}),
-  quantity: order.quantity,
-  shipDate: order.shipDate,
-  complete: order.complete,
-  status: order.status,
+  ...(order.petId === undefined ? {} : { petId: exact(order.petId) }),
+  ...(stringIds && order.petId !== undefined ? { petIdStr: order.petId } : {}),
+  ...(order.quantity === undefined ? {} : { quantity: exact(order.quantity) }),
+  ...(order.shipDate === undefined ? {} : { shipDate: order.shipDate }),
+  ...(order.complete === undefined ? {} : { complete: order.complete }),
+  ...(order.status === undefined ? {} : { status: order.status }),
 });
-
-/** The example orders as a SEED_FILE entry (int64 fields as text, as the seed file takes them). */
-export const exampleSeedOrders = exampleOrders.map((order) => ({ ...order, quantity: String(order.quantity) }));
-
-/** The Order schema's example. */
-export const orderExample = wireOrder(exampleOrders[0], false);
 
 /** The v1 list's examples: the default form and the one `stringIds=true` asks for. */
 export const listExamples = {
@@ -51,11 +48,12 @@ export const listExamples = {
 };
 
 /**
- * A cursor as the service makes them: base64url, 55 to 143 characters for the keys of this
- * table (this one is 63, a page read from the start of an unfiltered Scan); opaque, sealed with
- * the stage's key, so this one opens nowhere.
+ * A cursor as the service makes them: AES-256-GCM-sealed, base64url (functions/list-orders-paged/cursor.ts).
+ * This one was sealed by the code with a random key for production, after the key `{id: 9223372036854775806}`:
+ * its shape and length are a real cursor's, and it opens nowhere.
  */
-export const cursorExample = 'AdWZdWgJ4LRqpafr7SnBbFMVjtRxlm3vumjnvahiivIh0rOC1Nci2n9xZPMgCm1fQgtw';
+export const cursorExample =
+  'ARFKA19BKxRG2jQQHj-EHhR_3kDOS0EoiRWL3JWUZ5EWvqNW3kBpF0c13pkPSAy9BE1m3jMUwJ4NPJCcp0uZF_OAcK9WEfWUki_fYqGyfgtnW8Ix7eJizknanLev4Hlgi2Wx3wnLiESM_4WLH4HDf841t8HM0nf_g5LdyA8A2laUnA';
 
 /** A v2 page of two orders, the first of a read: its orders and the next page's cursor. */
 export const pageExample = {

@@ -569,7 +569,7 @@ export interface operations {
                     "Cache-Control": components["headers"]["Cache-Control"];
                     /**
                      * @description RFC 8288 `<?…>; rel="next"`: the next page (the same parameters and its `cursor`), a reference of a query alone that resolves against the requested URL (RFC 3986 §5.2.2). Absent on the last page.
-                     * @example <?pageSize=2&stringIds=true&cursor=AdWZdWgJ4LRqpafr7SnBbFMVjtRxlm3vumjnvahiivIh0rOC1Nci2n9xZPMgCm1fQgtw>; rel="next"
+                     * @example <?pageSize=2&stringIds=true&cursor=ARFKA19BKxRG2jQQHj-EHhR_3kDOS0EoiRWL3JWUZ5EWvqNW3kBpF0c13pkPSAy9BE1m3jMUwJ4NPJCcp0uZF_OAcK9WEfWUki_fYqGyfgtnW8Ix7eJizknanLev4Hlgi2Wx3wnLiESM_4WLH4HDf841t8HM0nf_g5LdyA8A2laUnA>; rel="next"
                      */
                     Link?: string;
                     [name: string]: unknown;
