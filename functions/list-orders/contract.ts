@@ -118,11 +118,13 @@ export const listOrdersContract = {
           required: true,
           description: 'Always `Accept-Encoding`: the body’s encoding depends on it.',
           schema: { type: 'string', const: 'Accept-Encoding' },
+          example: 'Accept-Encoding',
         },
         'Content-Encoding': {
           required: false,
           description: '`gzip` when the request sent `Accept-Encoding: gzip`; absent otherwise.',
           schema: { type: 'string', enum: ['gzip'] },
+          example: 'gzip',
         },
       },
     },

@@ -169,9 +169,15 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
-                    /** @description Always `Accept-Encoding`: the body’s encoding depends on it. */
+                    /**
+                     * @description Always `Accept-Encoding`: the body’s encoding depends on it.
+                     * @example Accept-Encoding
+                     */
                     Vary: "Accept-Encoding";
-                    /** @description `gzip` when the request sent `Accept-Encoding: gzip`; absent otherwise. */
+                    /**
+                     * @description `gzip` when the request sent `Accept-Encoding: gzip`; absent otherwise.
+                     * @example gzip
+                     */
                     "Content-Encoding"?: "gzip";
                     [name: string]: unknown;
                 };
