@@ -1,16 +1,34 @@
+import { apiError } from './errors.ts';
 import type { Order } from './schemas.ts';
 
 /**
  * One Order as JSON. Numbers are written from their exact decimal text (validated as
  * integers when read), so int64 ids keep every digit; strings go through JSON.stringify.
- * Hand-written because it runs once per order on the list's hot path.
+ * With `stringIds`, `idStr` and `petIdStr` follow `id` and `petId`: the same digits as JSON
+ * strings, for clients whose JSON parser rounds integers above 2^53 − 1 (int64 text needs no
+ * escaping). Hand-written because it runs once per order on the list's hot path.
  */
-export const orderToJson = (order: Order): string => {
-  let json = `{"id":${order.id}`;
-  if (order.petId !== undefined) json += `,"petId":${order.petId}`;
+export const orderToJson = (order: Order, stringIds = false): string => {
+  let json = stringIds ? `{"id":${order.id},"idStr":"${order.id}"` : `{"id":${order.id}`;
+  if (order.petId !== undefined) json += stringIds ? `,"petId":${order.petId},"petIdStr":"${order.petId}"` : `,"petId":${order.petId}`;
   if (order.quantity !== undefined) json += `,"quantity":${order.quantity}`;
   if (order.shipDate !== undefined) json += `,"shipDate":${JSON.stringify(order.shipDate)}`;
   if (order.complete !== undefined) json += `,"complete":${order.complete}`;
   if (order.status !== undefined) json += `,"status":${JSON.stringify(order.status)}`;
   return `${json}}`;
+};
+
+/** The query parameter that asks for `idStr` and `petIdStr` (v1 list and v2 pages alike). */
+export const stringIdsParameter = 'stringIds';
+
+/**
+ * Whether the request asked for `stringIds=true`. Absent or `false` is the default form; any
+ * other value is a 400, so a misspelt value is never silently an answer without the text ids.
+ * Repeated, the last value counts (API Gateway's `queryStringParameters`).
+ */
+export const readStringIds = (parameters: Readonly<Record<string, string | undefined>> | null | undefined): boolean => {
+  const value = parameters?.[stringIdsParameter];
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw apiError('invalid_query_parameter', `${stringIdsParameter} must be true or false.`);
 };

@@ -3,7 +3,8 @@
  * the registry (infra/registry.ts) reads it, the handler never does.
  */
 import type { OperationContract } from '../../infra/function-contract.ts';
-import { wireInt64 } from '../../infra/wire-forms.ts';
+import { orderIdPathSchema } from '../../infra/wire-forms.ts';
+import { orderIdExamples } from '../../infra/openapi/examples.ts';
 import { route } from './route.ts';
 
 export const cancelOrderContract = {
@@ -37,7 +38,12 @@ export const cancelOrderContract = {
       'Cancels a `pending` order (its status becomes `cancelled`). Cancelling an order that is already cancelled ' +
       'answers 204 again and changes nothing, so a retry is safe. A `shipped` order cannot be cancelled.',
     pathParameters: {
-      orderId: wireInt64('Identifier of the order to cancel, a base-10 int64 (every digit is kept, also above 2^53 − 1).'),
+      orderId: orderIdPathSchema(
+        'Identifier of the order to cancel: an int64 written in base 10, as text, so that every digit is kept (also above 2^53 − 1). ' +
+          'An optional `-`, then digits; leading zeros are read away (`007` is order 7, `-0` is order 0); at most 64 characters. ' +
+          'Anything else (`+7`, `1e3`, `1.0`, beyond int64) is 400 `invalid_order_id`. Send the id as you read it: as text, or from `idStr`.',
+        orderIdExamples,
+      ),
     },
     success: { status: 204, description: 'The order is cancelled (or already was). No body.' },
     errors: [

@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { OperationContract } from '../../infra/function-contract.ts';
-import { orderWireSchema } from '../../infra/wire-forms.ts';
+import { orderWireSchema, stringIdsQuery } from '../../infra/wire-forms.ts';
+import { linkExample, pageExample } from '../../infra/openapi/examples.ts';
 import { cursorMaxAgeSeconds, cursorMaxLength } from './cursor.ts';
 import { cursorSecretName } from './cursor-keys.ts';
 import { listStatuses, pageSizeBounds, partsBounds } from './list-query.ts';
@@ -23,14 +24,7 @@ export const orderPageWireSchema = z
       .optional()
       .meta({ description: 'Opaque (base64url): send it as `cursor` for the next page. Absent on the last page, and only there.' }),
   })
-  .meta({
-    id: 'OrderPage',
-    description: 'One page of a v2 list.',
-    example: {
-      orders: [{ id: 1, petId: 101, quantity: 1, shipDate: '2026-12-01T10:00:00Z', complete: false, status: 'pending' }],
-      nextCursor: 'AcWq3yH0b1m9Zx8kJr2TQv5nLd7sP4eF',
-    },
-  });
+  .meta({ id: 'OrderPage', description: 'One page of a v2 list.' });
 
 const boundedInteger = (min: number, max: number, description: string, example: number) =>
   z.int().min(min).max(max).optional().meta({ format: 'int32', description, example });
@@ -63,6 +57,7 @@ const pagedListQuery = {
     'A split read: into how many parts the store is split; the parts together are the whole read.',
     4,
   ),
+  ...stringIdsQuery,
   cursor: z
     .string()
     .min(1)
@@ -135,12 +130,14 @@ export const listOrdersPagedContract = {
       status: 200,
       description: 'One page of orders.',
       body: orderPageWireSchema,
+      examples: { firstPage: pageExample },
       headers: {
         Link: {
           required: false,
           description:
             'RFC 8288 `<?…>; rel="next"`: the next page (the same parameters and its `cursor`), a reference of a query alone that resolves against the requested URL (RFC 3986 §5.2.2). Absent on the last page.',
           schema: { type: 'string', maxLength: 2048, pattern: '^<\\?[^>]*>; rel="next"$' },
+          example: linkExample,
         },
       },
     },

@@ -8,7 +8,7 @@ import { apiError } from '../../shared/errors.ts';
 import { httpMiddleware } from '../../shared/http.ts';
 import { type ListQuery, matches, pageSource, parseListQuery, queryBinding } from './list-query.ts';
 import { logger, metricNames, metrics, reportInvalidStoredOrder } from '../../shared/observability.ts';
-import { orderToJson } from '../../shared/order-json.ts';
+import { orderToJson, readStringIds, stringIdsParameter } from '../../shared/order-json.ts';
 import { readOrderPage } from '../../shared/orders-repository.ts';
 import { route } from './route.ts';
 import { indexRetryAfterSeconds, isIndexNotReady } from './index-not-ready.ts';
@@ -25,8 +25,8 @@ const cursorKeys = cursorKeyRing(
   config.CURSOR_SECRET_ID === undefined ? { secrets: config.CURSOR_SECRETS! } : { secretId: config.CURSOR_SECRET_ID },
 );
 
-/** The parameters a cursor is bound to, and pageSize: what the Link to the next page repeats. */
-const linkedParameters = ['pageSize', 'status', 'shipDateFrom', 'shipDateTo', 'part', 'parts'] as const;
+/** The parameters a cursor is bound to, pageSize and stringIds: what the Link to the next page repeats. */
+const linkedParameters = ['pageSize', 'status', 'shipDateFrom', 'shipDateTo', 'part', 'parts', stringIdsParameter] as const;
 
 /** The start key of the request's cursor; a cursor no key opens makes the keys be read again once (a rotation). */
 const startKeyOf = async (query: ListQuery): Promise<StartKey | undefined> => {
@@ -86,6 +86,7 @@ const whenIndexNotReady = (error: unknown): unknown => {
 /** GET /v2/store/orders: one page of orders, and the cursor of the next one unless it is the last. */
 const listPage = async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
   const query = parseListQuery(event.queryStringParameters);
+  const stringIds = readStringIds(event.queryStringParameters);
   const startKey = await startKeyOf(query);
   const source = pageSource(query);
   const page = await readOrderPage(orders, source, {
@@ -109,7 +110,7 @@ const listPage = async (event: APIGatewayProxyEvent, context: Context): Promise<
     readCapacityUnits: page.readCapacityUnits,
     last: nextCursor === undefined,
   });
-  const body = `{"orders":[${listed.map(orderToJson).join(',')}]${nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(nextCursor)}`}}`;
+  const body = `{"orders":[${listed.map((order) => orderToJson(order, stringIds)).join(',')}]${nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(nextCursor)}`}}`;
   return {
     statusCode: 200,
     headers: { 'Content-Type': 'application/json', ...(nextCursor === undefined ? {} : { Link: nextLink(event, nextCursor) }) },

@@ -4,10 +4,12 @@
  */
 import { z } from 'zod';
 import type { OperationContract } from '../../infra/function-contract.ts';
-import { orderWireSchema } from '../../infra/wire-forms.ts';
+import { orderWireSchema, stringIdsQuery } from '../../infra/wire-forms.ts';
+import { listExamples } from '../../infra/openapi/examples.ts';
 import { type FunctionStage, type StageConfig, stages } from '../../infra/stage-config.ts';
 import { metricNames } from '../../shared/observability.ts';
 import { maxListMs, minBytesPerSecond } from './list-cuts.ts';
+import { listBytesPerOrder, listMaxOrdersOf } from './list-size.ts';
 import { route } from './route.ts';
 
 /**
@@ -32,17 +34,13 @@ const streamedResponseCapBytes = 200_000_000;
  */
 export const listResponseBudgetBytes = 180_000_000;
 
-/**
- * Bytes per order in the list's JSON, with headroom over what `npm run bench` measures (about
- * 104 plain and 10 to 25 gzip-compressed, depending on how alike the orders are): docs/api.md#limits-of-the-deployed-list.
- */
-export const listBytesPerOrder = { plain: 128, gzip: 32 } as const;
-
 /** The most orders one list answers (LIST_MAX_ORDERS, LIST_MAX_ORDERS_GZIP): a larger store is refused before the first byte. */
 const listMaxOrders = {
-  plain: Math.floor(listResponseBudgetBytes / listBytesPerOrder.plain),
-  gzip: Math.floor(listResponseBudgetBytes / listBytesPerOrder.gzip),
+  plain: Math.floor(listResponseBudgetBytes / listBytesPerOrder.default.plain),
+  gzip: Math.floor(listResponseBudgetBytes / listBytesPerOrder.default.gzip),
 };
+
+const withStringIds = listMaxOrdersOf(listMaxOrders, true);
 
 const millions = (count: number) => `${(count / 1_000_000).toFixed(1)} million`;
 
@@ -53,10 +51,11 @@ const millions = (count: number) => `${(count / 1_000_000).toFixed(1)} million`;
  */
 export const listOrdersDescription = (stage: StageConfig): string =>
   'Every order in the store, cancelled ones included, as one JSON array. No order of the items is promised. ' +
-  'There is no filtering and no pagination in v1 (query parameters are ignored); both are planned for v2. ' +
+  'There is no filtering and no pagination in v1 (query parameters other than `stringIds` are ignored); both are in v2. ' +
   'The array is streamed as the store is read; a client that sends `Accept-Encoding: gzip` receives it ' +
   `gzip-compressed. One answer carries at most about ${millions(listMaxOrders.plain)} orders uncompressed and ${millions(listMaxOrders.gzip)} with gzip ` +
-  `(a streamed answer is capped at ${streamedResponseCapBytes / 1_000_000} MB): a larger store is refused with 406 \`list_too_large\` before the ` +
+  `(with \`stringIds=true\`, ${millions(withStringIds.plain)} and ${millions(withStringIds.gzip)}; ` +
+  `a streamed answer is capped at ${streamedResponseCapBytes / 1_000_000} MB): a larger store is refused with 406 \`list_too_large\` before the ` +
   `first byte, never cut off. Lists are bounded while they run: in ${stage.stage} one key runs at most ${stage.tiers.standard.concurrentLists} at once (\`standard\` tier; ` +
   `${stage.tiers.high.concurrentLists} for \`high\`), beyond which it gets 429 \`too_many_requests\`; when the service runs as many lists as it takes, ` +
   'a new one gets 503 `service_unavailable` at once; both with `Retry-After`. A client that takes nothing of the ' +
@@ -113,19 +112,23 @@ export const listOrdersContract = {
       status: 200,
       description: 'Every order, as a JSON array.',
       body: z.array(orderWireSchema),
+      examples: listExamples,
       headers: {
         Vary: {
           required: true,
           description: 'Always `Accept-Encoding`: the body’s encoding depends on it.',
           schema: { type: 'string', const: 'Accept-Encoding' },
+          example: 'Accept-Encoding',
         },
         'Content-Encoding': {
           required: false,
           description: '`gzip` when the request sent `Accept-Encoding: gzip`; absent otherwise.',
           schema: { type: 'string', enum: ['gzip'] },
+          example: 'gzip',
         },
       },
     },
-    errors: ['list_too_large', 'too_many_requests', 'service_unavailable', 'internal_error'],
+    queryParameters: stringIdsQuery,
+    errors: ['invalid_query_parameter', 'list_too_large', 'too_many_requests', 'service_unavailable', 'internal_error'],
   },
 } satisfies OperationContract;

@@ -10,6 +10,8 @@ import { acceptsGzip, header, httpMiddleware, resolvedWhenClientLeaves } from '.
 import { logger, metricNames, metrics, reportInvalidStoredOrder } from '../../shared/observability.ts';
 import { acquireListLease, type ListLease, releaseListLease } from './list-leases.ts';
 import { endOfInvocation, listBody, listEnding } from './list-stream.ts';
+import { listMaxOrdersOf } from './list-size.ts';
+import { readStringIds } from '../../shared/order-json.ts';
 import { approximateItemCount, scanOrderPages } from '../../shared/orders-repository.ts';
 import { route } from './route.ts';
 import { canaryTier, probeListBytes, probeScanPageSize } from '../../shared/probes.ts';
@@ -38,16 +40,14 @@ const itemCountTtlMs = 5 * 60_000;
 let itemCount: { value: number; readAt: number } | undefined;
 
 /** Refuses, before the first byte, a list that could not fit in one response (see docs/api.md#limits-of-the-deployed-list). */
-const checkListFits = async (gzip: boolean, deadline: Deadline) => {
+const checkListFits = async (gzip: boolean, stringIds: boolean, deadline: Deadline) => {
   if (itemCount === undefined || performance.now() - itemCount.readAt > itemCountTtlMs) {
     itemCount = { value: await approximateItemCount(orders, deadline), readAt: performance.now() };
   }
-  if (itemCount.value <= (gzip ? config.LIST_MAX_ORDERS_GZIP : config.LIST_MAX_ORDERS)) return;
-  logger.warn('list refused: too many orders for one response', { itemCount: itemCount.value, gzip });
-  throw apiError(
-    'list_too_large',
-    listTooLargeMessage(itemCount.value, gzip, { plain: config.LIST_MAX_ORDERS, gzip: config.LIST_MAX_ORDERS_GZIP }),
-  );
+  const limits = listMaxOrdersOf({ plain: config.LIST_MAX_ORDERS, gzip: config.LIST_MAX_ORDERS_GZIP }, stringIds);
+  if (itemCount.value <= (gzip ? limits.gzip : limits.plain)) return;
+  logger.warn('list refused: too many orders for one response', { itemCount: itemCount.value, gzip, stringIds });
+  throw apiError('list_too_large', listTooLargeMessage(itemCount.value, gzip, limits));
 };
 
 /** The key the authorizer allowed (its id and tier, from its answer's context). */
@@ -88,10 +88,11 @@ const giveBack = async (lease: ListLease | undefined, deadline: Deadline | 'afte
   await releaseListLease(leases, lease, bounded).catch((error: unknown) => logger.warn('list lease not released', { error }));
 };
 
-/** GET /v1/store/orders: every order, streamed (query parameters are ignored in v1). */
+/** GET /v1/store/orders: every order, streamed (`stringIds` is the one query parameter v1 reads). */
 const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   const invokedAt = Date.now();
   const startedAt = performance.now();
+  const stringIds = readStringIds(event.queryStringParameters);
   const gzip = acceptsGzip(header(event.headers, 'accept-encoding'));
   const deadline = callDeadline(context);
   const probe = keyOf(event).tier === canaryTier;
@@ -101,7 +102,7 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   let pages: AsyncGenerator<Order[]>;
   let first: IteratorResult<Order[]>;
   try {
-    await checkListFits(gzip, deadline);
+    await checkListFits(gzip, stringIds, deadline);
     pages = ending.scanning(
       scanOrderPages(orders, {
         segments: config.SCAN_SEGMENTS,
@@ -122,7 +123,7 @@ const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   // A probe's list stops at its bound (shared/probes.ts); a client's list is whole.
   const maxBytes = probe ? probeListBytes : Infinity;
   const stallSeconds = config.LIST_STALL_SECONDS;
-  const json = listBody(first, pages, { context, ending, startedAt, invokedAt, stallSeconds, maxBytes });
+  const json = listBody(first, pages, { context, ending, startedAt, invokedAt, stallSeconds, maxBytes, stringIds });
   const headers = { 'Content-Type': 'application/json', Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) };
   return { statusCode: 200, headers, body: gzip ? pipeline(json, createGzip(), () => undefined) : json };
 };

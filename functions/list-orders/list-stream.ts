@@ -57,8 +57,11 @@ export async function* jsonArray(
     waiting: (bytes: number | false) => void;
     stop: () => void;
     end: (whole?: boolean) => Promise<void>;
+    /** Each order also carries its ids as text (`stringIds=true`). */
+    stringIds: boolean;
   },
 ) {
+  const toJson = (order: Order) => orderToJson(order, list.stringIds);
   let count = 0;
   let bytes = 0;
   let bounded = false;
@@ -74,7 +77,7 @@ export async function* jsonArray(
     yield* emit('[');
     for (let page = first; !page.done; page = await nextPage(pages)) {
       if (page.value.length === 0) continue;
-      yield* emit((count === 0 ? '' : ',') + page.value.map(orderToJson).join(','));
+      yield* emit((count === 0 ? '' : ',') + page.value.map(toJson).join(','));
       count += page.value.length;
       bounded = bytes >= list.maxBytes;
       if (bounded) break;
@@ -189,13 +192,21 @@ export const endOfInvocation = async (request: { context: Context }) => {
 export const listBody = (
   first: IteratorResult<Order[]>,
   pages: AsyncGenerator<Order[]>,
-  list: { context: Context; ending: ListEnding; startedAt: number; invokedAt: number; stallSeconds: number; maxBytes: number },
+  list: {
+    context: Context;
+    ending: ListEnding;
+    startedAt: number;
+    invokedAt: number;
+    stallSeconds: number;
+    maxBytes: number;
+    stringIds: boolean;
+  },
 ): Readable => {
-  const { context, ending, startedAt, maxBytes } = list;
+  const { context, ending, startedAt, maxBytes, stringIds } = list;
   const reader = readerWatch({ ...list, remainingMs: context.getRemainingTimeInMillis() });
   // One page of JSON text held ahead of a slow client at most (objectMode holds 16 by default).
   const json = Readable.from(
-    jsonArray(first, pages, { startedAt, maxBytes, waiting: reader.waiting, stop: reader.stop, end: ending.end }),
+    jsonArray(first, pages, { startedAt, maxBytes, waiting: reader.waiting, stop: reader.stop, end: ending.end, stringIds }),
     {
       highWaterMark: 1,
     },

@@ -14,6 +14,7 @@ import { registry } from '../registry.ts';
 import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from '../../shared/errors.ts';
 import { type HeaderObject, type PublishedOperation, errorWireSchema } from '../wire-forms.ts';
 import { apiVersion, deprecationHeaders, resourcePath, type Route } from '../../shared/routes.ts';
+import { errorExamples, requestIdExample } from './examples.ts';
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
 
@@ -31,11 +32,11 @@ export const documentVersion = z
 export type PublishedRoute = Pick<OperationContract, 'route' | 'published'>;
 
 /**
- * Codes the API gateway answers with on its own for a route (gateway response table). The
- * "no such route" answer reaches a templated path too: an empty `{orderId}` matches no route.
+ * Codes the API gateway answers with on its own for a route (gateway response table). "No such
+ * route" reaches every path: a method the path has no operation for (HEAD, OPTIONS, PUT, …), and
+ * on a templated path an empty `{orderId}`.
  */
-export const gatewayErrorCodes = (route: Route): ErrorCode[] =>
-  [...new Set<ErrorCode>(Object.values(gatewayResponseCodes))].filter((code) => code !== 'route_not_found' || route.path.includes('{'));
+export const gatewayErrorCodes = (_route: Route): ErrorCode[] => [...new Set<ErrorCode>(Object.values(gatewayResponseCodes))];
 
 const codesByStatus = (codes: Iterable<ErrorCode>) => {
   const byStatus = new Map<number, ErrorCode[]>();
@@ -52,34 +53,44 @@ const codesByStatus = (codes: Iterable<ErrorCode>) => {
 export const routeErrorCodes = (route: Route, contract: PublishedOperation): Map<number, ErrorCode[]> =>
   codesByStatus(new Set([...contract.errors, ...gatewayErrorCodes(route)]));
 
+/** Retry-After: present on every answer of its status (`required`), or only on most (a 429's). */
+function retryAfter(required: boolean, description: string): HeaderObject {
+  return { required, description, schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86_400 }, example: 1 };
+}
+
 /** Headers shared by many responses, as components (referenced, not repeated). */
 const sharedHeaders = {
   'X-Request-Id': {
     required: true,
     description: 'Identifies the request in the service’s logs; quote it when reporting a problem.',
     schema: { type: 'string', minLength: 1 },
+    example: requestIdExample,
   },
   'Cache-Control': {
     required: true,
     description: 'Always `no-store`: answers are never cached.',
     schema: { type: 'string', const: 'no-store' },
+    example: 'no-store',
   },
   'WWW-Authenticate': {
     required: true,
     description: 'The authentication scheme to use: `Bearer` (RFC 6750).',
     // Exactly what errorHeaders (shared/errors.ts) sends, from the functions and from the gateway.
     schema: { type: 'string', const: 'Bearer' },
+    example: 'Bearer',
   },
-  'Retry-After': {
-    required: true,
-    description:
-      'Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3). The service sends 1 after a rate or burst limit or while busy, ' +
-      "60 while the status filter's index is not ready, and once a key has used its daily quota the seconds until the quota starts afresh " +
-      'at 00:00 UTC (counted when the key was last authorized, so up to 5 minutes more than the exact wait, never less); never more than a day. ' +
-      "That last value is mapped into API Gateway's own 429 in a way AWS does not document: a 429 may come without it; back off then, " +
-      'as after a failed connection.',
-    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86_400 },
-  },
+  'Retry-After': retryAfter(
+    true,
+    "Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3): 1 while busy or after DynamoDB's retries, 60 while the status filter's index is not ready.",
+  ),
+  // A 429's may be missing: the spent quota's value reaches API Gateway's own 429 in a way AWS does not document.
+  'Retry-After-429': retryAfter(
+    false,
+    'Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3): 1 after a rate or burst limit or with lists running at once, and once ' +
+      'a key has used its daily quota the seconds until the quota starts afresh at 00:00 UTC (counted when the key was last authorized, so up ' +
+      "to 5 minutes more than the exact wait, never less). That last value is mapped into API Gateway's own 429 in a way AWS does not " +
+      'document: a 429 may come without it; back off then, as after a failed connection.',
+  ),
 } as const satisfies Record<string, HeaderObject>;
 
 const headerRef = (name: keyof typeof sharedHeaders) => ({ $ref: `#/components/headers/${name}` });
@@ -118,7 +129,9 @@ const errorHeaderRefs = (codes: readonly ErrorCode[]): Record<string, { $ref: st
       // A header only some codes of the status carry could not be `required`: decide it here first.
       if (!codes.every((code) => name in errorHeaders(code))) throw new Error(`${name} is sent with only some codes of ${codes}`);
       if (!(name in sharedHeaders)) throw new Error(`errorHeaders sends ${name}, which has no header component`);
-      return [name, headerRef(name as keyof typeof sharedHeaders)];
+      // A 429 is also API Gateway's, whose spent-quota answer may lack Retry-After (docs/api.md#limits).
+      const component = name === 'Retry-After' && codes.includes('too_many_requests') ? 'Retry-After-429' : name;
+      return [name, headerRef(component as keyof typeof sharedHeaders)];
     }),
   );
 };
@@ -133,6 +146,7 @@ const errorResponse = (route: Route, contract: PublishedOperation, status: numbe
     headers: { ...envelopeHeaders, ...errorHeaderRefs(codes), ...deprecationHeaderObjects(route, false) },
     content: {
       'application/json': {
+        examples: Object.fromEntries(codes.map((code) => [code, errorExampleOf(code)])),
         schema: z.intersection(
           errorWireSchema,
           z.object({
@@ -148,6 +162,11 @@ const errorResponse = (route: Route, contract: PublishedOperation, status: numbe
       },
     },
   };
+};
+
+const errorExampleOf = (code: ErrorCode) => {
+  if (code === 'misdirected_request') throw new Error('misdirected_request is the local gateway’s alone: no route lists it');
+  return errorExamples[code];
 };
 
 const pathParameterNames = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
@@ -178,7 +197,16 @@ const operationOf = ({ route, published: contract }: PublishedRoute): RouteConfi
   const success: ResponseConfig = {
     description: contract.success.description,
     headers: { ...envelopeHeaders, ...contract.success.headers, ...deprecationHeaderObjects(route, true) },
-    ...(contract.success.body === undefined ? {} : { content: { 'application/json': { schema: contract.success.body } } }),
+    ...(contract.success.body === undefined
+      ? {}
+      : {
+          content: {
+            'application/json': {
+              schema: contract.success.body,
+              ...(contract.success.examples && { examples: contract.success.examples }),
+            },
+          },
+        }),
   };
   const responses: RouteConfig['responses'] = { [contract.success.status]: success };
   for (const [status, codes] of [...routeErrorCodes(route, contract)].sort(([a], [b]) => a - b))
@@ -208,8 +236,13 @@ const stageServer = (stage: 'production' | 'staging', description: string) => ({
   description: `${description}: the stage root (paths carry their version: /v1/…, /v2/…). ${baseUrlNote}`,
   'x-internal': false,
   variables: {
-    apiId: { default: 'API_ID', description: `The id of the ${stage} stack’s REST API (the stack’s output).` },
-    region: { default: 'us-east-1', description: `The AWS region the ${stage} stack is deployed to.` },
+    // A placeholder no AWS API can have (AWS assigns 10 lowercase letters and digits): a client left
+    // with the default reaches nobody's API, so its key goes nowhere it should not.
+    apiId: {
+      default: 'your-api-id',
+      description: `The id of the ${stage} stack’s REST API: the first label of the stack’s \`BaseUrl\` output (10 lowercase letters and digits).`,
+    },
+    region: { default: 'us-east-1', description: `The AWS region the ${stage} stack is deployed to (in the \`BaseUrl\` output too).` },
   },
 });
 
@@ -217,9 +250,11 @@ const documentDescription = `The orders of a pet store: list every order, cancel
 
 Every operation requires an API key sent as a bearer token: \`Authorization: Bearer <API_KEY>\`.
 
-Every error answer, from the service or from the API gateway itself, is an \`Error\` record whose \`status\` equals the HTTP status; each response lists the \`code\` values it can carry. Every answer carries \`X-Request-Id\` and \`Cache-Control: no-store\`.
+Every error answer, from the service or from the API gateway itself, is an \`ErrorRecord\` whose \`status\` equals the HTTP status; each response lists the \`code\` values it can carry, each with an example. Every answer carries \`X-Request-Id\` and \`Cache-Control: no-store\`.
 
-Order ids and pet ids are int64 and exceed 2^53 − 1: read them without rounding them through a JavaScript \`number\`.
+Order ids and pet ids are int64 and exceed 2^53 − 1: read them without rounding them through a JavaScript \`number\`, or ask with \`stringIds=true\` and read \`idStr\` and \`petIdStr\`, the same digits as strings. The \`orderId\` path parameter is text: send the digits you read.
+
+Requests: a path is matched as sent, a trailing slash ignored (\`/v1/store/orders/\` is the list); \`.\` and \`..\` segments are not resolved. A method that no operation of a path has, HEAD and OPTIONS included, answers 404 \`route_not_found\` (no CORS: the API is for servers, not web pages). A query parameter sent twice counts once, with its last value; parameters an operation does not read are ignored.
 
 The API version is the path prefix: \`/${apiVersion}\` (stable) and \`/v2\` (the order list in pages, filtered, resumable and splittable: \`experimental\`), served side by side. Changes within a version are additive (new optional fields, new operations); an \`experimental\` operation may still change or go in a later release, announced in the changelog. An operation's \`x-stability\` is \`stable\`, \`beta\` or \`experimental\`; a deprecated operation is marked \`deprecated\` and answers with \`Deprecation\` (RFC 9745), \`Sunset\` (RFC 8594) and \`Link\` (successor) headers. \`GET /pets/{petId}\` is not served by this service.`;
 
@@ -232,7 +267,11 @@ export const buildOpenApiDocument = (operations: readonly PublishedRoute[] = reg
   paths.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
-    description: 'An API key of the stage, sent as `Authorization: Bearer <API_KEY>`. A missing, unknown or revoked key answers 401.',
+    // A hint for generators and readers (RFC 6750 leaves the token's form to the service): not a JWT.
+    bearerFormat: 'API key',
+    description:
+      'An API key of the stage (the stage prefix, such as `so_live_`, and 43 base64url characters), sent as `Authorization: Bearer <API_KEY>`. ' +
+      'A missing, unknown or revoked key answers 401.',
   });
   for (const [name, header] of Object.entries(sharedHeaders)) paths.registerComponent('headers', name, header);
   for (const operation of operations) paths.registerPath(operationOf(operation));
@@ -243,9 +282,16 @@ export const buildOpenApiDocument = (operations: readonly PublishedRoute[] = reg
       stageServer('production', 'Production'),
       stageServer('staging', 'Staging'),
       {
-        url: 'http://127.0.0.1:3000',
-        description: `Local: \`npm start\` on this machine (PORT changes the port). ${baseUrlNote}`,
+        url: 'http://127.0.0.1:{port}',
+        description: `Local: \`npm start\` on this machine. ${baseUrlNote}`,
         'x-internal': true,
+        variables: {
+          port: {
+            default: '3000',
+            description:
+              'The port `npm start` listens on: 3000 unless `PORT` sets another (`PORT=0` picks a free one; the start prints it).',
+          },
+        },
       },
     ],
     tags: [{ name: 'orders', description: 'Orders of the store.' }],

@@ -40,7 +40,7 @@ const anOrder: fc.Arbitrary<Order> = fc.record(
 const aServedText = fc
   .tuple(fc.array(anOrder, { maxLength: 6 }), fc.constantFrom('page', 'last page', 'array'), aString)
   .map(([orders, kind, cursor]) => {
-    const list = `[${orders.map(orderToJson).join(',')}]`;
+    const list = `[${orders.map((order) => orderToJson(order)).join(',')}]`;
     if (kind === 'array') return list;
     return `{"orders":${list}${kind === 'page' ? `,"nextCursor":${JSON.stringify(cursor)}` : ''}}`;
   });

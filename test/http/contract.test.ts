@@ -53,7 +53,7 @@ describe('the contract check in request()', () => {
   it('fails on a status the document does not list for the operation', async () => {
     fake.answer({ status: 418, headers: json, body: '{"code":"teapot","message":"no","status":418}' });
     await expect(request(fake.url, 'GET', '/store/orders')).rejects.toThrow(
-      /listOrders \(GET \/v1\/store\/orders\) answered 418, a status the document does not list for it \(documented: 200, 400, 401, 406, 429, 500, 503, 504\)/,
+      /listOrders \(GET \/v1\/store\/orders\) answered 418, a status the document does not list for it \(documented: 200, 400, 401, 404, 406, 429, 500, 503, 504\)/,
     );
   });
 

@@ -41,4 +41,24 @@ describe('a store larger than one list answer can carry', () => {
       await bigger.close();
     }
   });
+
+  it('holds a list asked with stringIds=true, whose orders are larger, to proportionally fewer orders', async () => {
+    // 4 orders fit LIST_MAX_ORDERS=4; with stringIds, 4 × 128 / 224 bytes per order: 2 (functions/list-orders/list-size.ts).
+    const limited = await startTestApi(
+      ['1', '2', '3', '4'].map((id) => order(id, 'pending')),
+      { environment: { LIST_MAX_ORDERS: '4', LIST_MAX_ORDERS_GZIP: '40' } },
+    );
+    try {
+      const identity = { ...limited.auth, 'Accept-Encoding': 'identity' };
+      expect((await request(limited.url, 'GET', '/store/orders', identity)).status).toBe(200);
+      const refused = await request(limited.url, 'GET', '/store/orders?stringIds=true', identity);
+      expect(refused.status).toBe(406);
+      expect(refused.body).toMatchObject({ code: 'list_too_large', message: expect.stringContaining('(2)') });
+      const zipped = await request(limited.url, 'GET', '/store/orders?stringIds=true', { ...limited.auth, 'Accept-Encoding': 'gzip' });
+      expect(zipped.status).toBe(200);
+      expect(zipped.body).toContainEqual({ id: 1, idStr: '1', status: 'pending' });
+    } finally {
+      await limited.close();
+    }
+  });
 });

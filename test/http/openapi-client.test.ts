@@ -78,26 +78,26 @@ describe('a TypeScript client generated from the document', () => {
 
   it('cancels by an exact id, where the rounded id cancels the wrong order or none', async () => {
     // Naive: the id read as a number is 2^53, so the cancel hits the neighbouring order.
-    const naive = await client.DELETE('/v1/store/orders/{orderId}', { params: { path: { orderId: Number(twoTo53Plus1) } } });
+    const naive = await client.DELETE('/v1/store/orders/{orderId}', { params: { path: { orderId: String(Number(twoTo53Plus1)) } } });
     expect(naive.response.status).toBe(204);
     let orders = await listExactly();
     expect(statusOf(orders, 9007199254740992n)).toBe('cancelled');
     expect(statusOf(orders, 9007199254740993n)).toBe('pending');
 
     // Naive: int64 max read as a number is 2^63, which is no int64 at all.
-    const rounded = await client.DELETE('/v1/store/orders/{orderId}', { params: { path: { orderId: Number(int64Max) } } });
+    const rounded = await client.DELETE('/v1/store/orders/{orderId}', { params: { path: { orderId: String(Number(int64Max)) } } });
     expect(rounded.response.status).toBe(400);
     expect(rounded.error?.code).toBe('invalid_order_id');
 
-    // Exact: a bigint path parameter is sent digit for digit.
-    const exact = await client.DELETE('/v1/store/orders/{orderId}', { params: { path: { orderId: 9223372036854775807n } } });
+    // Exact: the path parameter is text (the document says so), the id's digits as read.
+    const exact = await client.DELETE('/v1/store/orders/{orderId}', { params: { path: { orderId: String(9223372036854775807n) } } });
     expect(exact.response.status).toBe(204);
     orders = await listExactly();
     expect(statusOf(orders, 9223372036854775807n)).toBe('cancelled');
   });
 
   it('types error records with the codes the document lists', async () => {
-    const { error, response } = await client.DELETE('/v1/store/orders/{orderId}', { params: { path: { orderId: 7 } } });
+    const { error, response } = await client.DELETE('/v1/store/orders/{orderId}', { params: { path: { orderId: '7' } } });
     expect(response.status).toBe(409);
     // Compiles only because the generated types narrow `code` to the documented values.
     const code: CancelOrderErrorCode | undefined = error?.code;

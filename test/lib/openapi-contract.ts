@@ -152,7 +152,7 @@ const compileContract = (document: OpenApiDocument): CompiledContract => {
       operations.push({ operationId: op.operationId, method: method.toUpperCase(), template, pattern, responses });
     }
   }
-  const contract = { ajv, operations, error: compile({ $ref: '#/components/schemas/Error' }) };
+  const contract = { ajv, operations, error: compile({ $ref: '#/components/schemas/ErrorRecord' }) };
   compiledContracts.set(document, contract);
   return contract;
 };

@@ -24,6 +24,7 @@ export type Measured = {
     Record<'totalMs' | 'ttfbMs' | 'cpuMs' | 'liveMemoryGrowth' | 'slowLiveMemoryGrowth' | 'slowTotalMs' | 'memoryGrowth', Samples>
   >;
   readonly gzip: Readonly<Record<'totalMs' | 'cpuMs' | 'wireBytes', Samples>>;
+  readonly stringIds: Readonly<Record<'totalMs' | 'wireBytes', Samples>>;
   readonly concurrent: CancelLatencies;
   readonly sequential: CancelLatencies;
   readonly writeUnitsPerCancel: number;
@@ -95,6 +96,8 @@ const figuresOf = (m: Measured) => {
     scan: summary(m.scan.totalMs),
     list: summary(m.list.totalMs),
     gzip: summary(m.gzip.totalMs),
+    stringIds: summary(m.stringIds.totalMs),
+    stringIdsBytes: median(m.stringIds.wireBytes),
     ttfb: summary(m.list.ttfbMs),
     floor: summary(m.concurrent.floor),
     update: summary(m.concurrent.update),
@@ -116,7 +119,7 @@ type Figures = ReturnType<typeof figuresOf>;
 const paged = (m: Measured, settings: BenchSettings) => m.scanPages > settings.segments;
 
 const resultRows = (f: Figures, m: Measured, settings: BenchSettings): Row[] => {
-  const { scan, list, gzip, ttfb, floor, update, cancel, floor1, refused1, update1, cancel1, cpu } = f;
+  const { scan, list, gzip, stringIds, ttfb, floor, update, cancel, floor1, refused1, update1, cancel1, cpu } = f;
   const c = settings.concurrency;
   return [
     { name: 'baseline_scan', what: `raw parallel Scan, ${settings.segments} segments`, ...scan, cpuMs: cpu.scan },
@@ -136,6 +139,13 @@ const resultRows = (f: Figures, m: Measured, settings: BenchSettings): Row[] => 
       cpuMs: cpu.gzip,
       vs: 'baseline_scan',
       ratio: gzip.medianMs / scan.medianMs,
+    },
+    {
+      name: 'list_http_string_ids',
+      what: 'GET /orders?stringIds=true, identity',
+      ...stringIds,
+      vs: 'list_http',
+      ratio: stringIds.medianMs / list.medianMs,
     },
     { name: 'list_ttfb', what: 'GET /orders: first body byte', ...ttfb, vs: 'list_http', ratio: ttfb.medianMs / list.medianMs },
     { name: 'gateway_floor_404', what: `404 route_not_found, c=${c}`, ...floor },
@@ -227,10 +237,12 @@ const tableText = (m: Measured, settings: BenchSettings, rows: Row[]) => [
   '',
 ];
 
-const memoryText = ({ gzipBytes, live, listLive }: Figures, m: Measured, settings: BenchSettings) => {
+const memoryText = ({ gzipBytes, stringIdsBytes, live, listLive }: Figures, m: Measured, settings: BenchSettings) => {
   const ofBody = (bytes: number) => `${(bytes / m.bodyBytes).toFixed(2)}× body`;
   return [
     `body: ${mb(m.bodyBytes)} identity, ${mb(gzipBytes)} gzip on the wire (${(gzipBytes / m.bodyBytes).toFixed(3)}×)`,
+    `bytes per order: ${(m.bodyBytes / settings.orders).toFixed(1)} identity, ${(stringIdsBytes / settings.orders).toFixed(1)} with stringIds=true ` +
+      `(${(stringIdsBytes / m.bodyBytes).toFixed(3)}×)`,
     `memory growth, V8 heap + external buffers, peak of ${settings.memoryRuns} runs sampled every ${settings.sampleEveryMs} ms with a full GC before each sample:`,
     `  list_http                              ${mb(live.list).padStart(9)} = ${ofBody(live.list)}`,
     `  list_http, client reading for ${(settings.slowReadMs / 1000).toFixed(0)} s     ${mb(live.slow).padStart(9)} = ${ofBody(live.slow)}` +

@@ -78,6 +78,10 @@ const checkList = async (listUrl: string, auth: Record<string, string>) => {
   if (zipped.headers['content-encoding'] !== 'gzip') throw new Error('GET orders with Accept-Encoding: gzip was not gzipped');
   const unzipped = gunzipSync(zipped.body!);
   if (unzipped.length !== plain.wireBytes) throw new Error(`gzip body unzips to ${unzipped.length} bytes, identity has ${plain.wireBytes}`);
+  const withText = await send(`${listUrl}?stringIds=true`, 'GET', auth, { keepBody: true });
+  expectStatus(withText, 200, 'GET orders?stringIds=true');
+  if (!withText.body!.toString('utf8').includes(`"id":${int64Max},"idStr":"${int64Max}"`))
+    throw new Error('GET orders?stringIds=true: int64 max has no idStr with every digit');
   return plain.wireBytes;
 };
 
@@ -86,11 +90,12 @@ const benchList = async (raw: DynamoDBClient, listUrl: string, auth: Record<stri
   step('list: warm-up and checks');
   const { pages, readUnits } = await rawScan(raw);
   const bodyBytes = await checkList(listUrl, auth);
-  const listOnce = async (options: { gzip?: boolean; bytesPerSecond?: number } = {}) => {
+  const listOnce = async (options: { gzip?: boolean; bytesPerSecond?: number; stringIds?: boolean } = {}) => {
     const headers = options.gzip ? { ...auth, 'Accept-Encoding': 'gzip' } : auth;
-    const reply = await send(listUrl, 'GET', headers, { bytesPerSecond: options.bytesPerSecond });
+    const url = options.stringIds ? `${listUrl}?stringIds=true` : listUrl;
+    const reply = await send(url, 'GET', headers, { bytesPerSecond: options.bytesPerSecond });
     expectStatus(reply, 200, 'GET orders');
-    if (!options.gzip && reply.wireBytes !== bodyBytes)
+    if (!options.gzip && !options.stringIds && reply.wireBytes !== bodyBytes)
       throw new Error(`GET orders sent ${reply.wireBytes} bytes, the checked run ${bodyBytes}`);
     return reply;
   };
@@ -99,16 +104,21 @@ const benchList = async (raw: DynamoDBClient, listUrl: string, auth: Record<stri
   const scan = { ...series(), liveMemoryGrowth: [] as number[] };
   const list = { ...series(), liveMemoryGrowth: [] as number[], slowLiveMemoryGrowth: [] as number[], slowTotalMs: [] as number[] };
   const gzip = { ...series(), wireBytes: [] as number[] };
+  // The opt-in text ids (docs/decisions/0942-ids-as-text-on-request.md): time and bytes beside the plain list.
+  const stringIds = { totalMs: [] as number[], wireBytes: [] as number[] };
   let rssGrowth = 0;
   // One round = scan, list, list gzip, so drift (JIT warm-up of the JVM and of Node, other work
   // on the machine) hits all three alike.
-  step('list: timed rounds', `${settings.reps} rounds of raw Scan, list, list with gzip`);
+  step('list: timed rounds', `${settings.reps} rounds of raw Scan, list, list with gzip, list with stringIds`);
   for (let rep = 1; rep <= settings.reps; rep++) {
     log(`  round ${rep}/${settings.reps}`);
     const scanned = await measure(() => rawScan(raw));
     const plain = await measure(() => listOnce());
     // The compressed body is counted, not unzipped: a client's gunzip would run on the server's cores here.
     const zipped = await measure(() => listOnce({ gzip: true }));
+    const withText = await measure(() => listOnce({ stringIds: true }));
+    stringIds.totalMs.push(withText.result.totalMs);
+    stringIds.wireBytes.push(withText.result.wireBytes);
     for (const [into, run, ttfbMs] of [
       [scan, scanned, scanned.result.firstPageMs],
       [list, plain, plain.result.ttfbMs],
@@ -133,7 +143,7 @@ const benchList = async (raw: DynamoDBClient, listUrl: string, auth: Record<stri
     list.slowLiveMemoryGrowth.push(slow.memoryGrowth);
     list.slowTotalMs.push(slow.result.totalMs);
   }
-  return { scanPages: pages, scanReadUnits: readUnits, bodyBytes, scan, list, gzip, rssGrowth };
+  return { scanPages: pages, scanReadUnits: readUnits, bodyBytes, scan, list, gzip, stringIds, rssGrowth };
 };
 
 /**

@@ -35,7 +35,7 @@ const scan = (pages: Order[][], failAfter?: number) => {
 };
 
 /** The array as a client reads it, from a scan's first page on, and what the list told its watch and its end. */
-const readArray = async (pages: Order[][], options: { maxBytes?: number; failAfter?: number } = {}) => {
+const readArray = async (pages: Order[][], options: { maxBytes?: number; failAfter?: number; stringIds?: boolean } = {}) => {
   const { generator, state } = scan(pages, options.failAfter);
   const waited: (number | false)[] = [];
   const ended: boolean[] = [];
@@ -44,6 +44,7 @@ const readArray = async (pages: Order[][], options: { maxBytes?: number; failAft
   const array = jsonArray(first, generator, {
     startedAt: performance.now(),
     maxBytes: options.maxBytes ?? Infinity,
+    stringIds: options.stringIds ?? false,
     waiting: (bytes) => waited.push(bytes),
     stop,
     end: async (whole = false) => {
@@ -93,6 +94,14 @@ describe('jsonArray: the Scan pages as one JSON array', () => {
     );
     expect(read.ended).toEqual([true]);
     expect(read.stopped).toBe(1);
+  });
+
+  it('writes each id also as text, on every page, when the list was asked with stringIds=true', async () => {
+    const read = await readArray([[order('1')], [order('-9223372036854775808')]], { stringIds: true });
+    expect(read.body).toBe(
+      '[{"id":1,"idStr":"1","petId":9223372036854775807,"petIdStr":"9223372036854775807","quantity":1,"status":"pending"},' +
+        '{"id":-9223372036854775808,"idStr":"-9223372036854775808","petId":9223372036854775807,"petIdStr":"9223372036854775807","quantity":1,"status":"pending"}]',
+    );
   });
 
   it('writes [] for a store without orders', async () => {
@@ -215,6 +224,7 @@ describe('listBody and endOfInvocation: every way a list ends reaches its end', 
       invokedAt: Date.now(),
       stallSeconds: 30,
       maxBytes: Infinity,
+      stringIds: false,
     });
     return { body, state };
   };

@@ -41,7 +41,7 @@ describe.concurrent('OpenAPI lint (Spectral, OWASP API Security ruleset)', () =>
   // or more (the CLI bundles the ruleset each time).
   it('reports whatever the waivers do not cover, also next to a place where that rule is waived', async () => {
     const document = buildOpenApiDocument(withDeprecated.operations);
-    const error = document.components?.schemas?.Error as { properties: { message: Record<string, unknown> } };
+    const error = document.components?.schemas?.ErrorRecord as { properties: { message: Record<string, unknown> } };
     delete error.properties.message.maxLength;
     // The waiver names the third server (npm start's); a fourth on http:// is a finding.
     document.servers?.push({ url: 'http://orders.example.com/v1', description: 'Production mirror', 'x-internal': false });
@@ -51,7 +51,7 @@ describe.concurrent('OpenAPI lint (Spectral, OWASP API Security ruleset)', () =>
     // like the live one, whose waiver names /v1/store/orders alone.
     expect(located(findings).sort()).toEqual([
       'owasp:api4:2023-array-limit at paths./v1/store/legacy-orders.get.responses.200.content.application/json.schema',
-      'owasp:api4:2023-string-limit at components.schemas.Error.properties.message',
+      'owasp:api4:2023-string-limit at components.schemas.ErrorRecord.properties.message',
       'owasp:api8:2023-no-server-http at servers.3.url',
     ]);
   });

@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseOrderId } from '../../functions/cancel-order/order-id.ts';
+import { errorExamples } from '../../infra/openapi/examples.ts';
 import { type ErrorCode, errorCodes, errorHeaders, gatewayResponseCodes } from '../../shared/errors.ts';
 import { generateAuthorizerRoutes, openApiFiles } from '../../infra/openapi/cli.ts';
 import { buildOpenApiDocument, type OpenApiDocument, openApiJson } from '../../infra/openapi/document.ts';
@@ -59,7 +62,7 @@ describe('the OpenAPI document', () => {
     expect(document.servers?.map((server) => [server.description?.split(/[:.]/)[0], server.url])).toEqual([
       ['Production', 'https://{apiId}.execute-api.{region}.amazonaws.com/production'],
       ['Staging', 'https://{apiId}.execute-api.{region}.amazonaws.com/staging'],
-      ['Local', 'http://127.0.0.1:3000'],
+      ['Local', 'http://127.0.0.1:{port}'],
     ]);
     // Each says how the base URL (BaseUrl output, the client's baseUrl) follows from it.
     for (const server of document.servers ?? []) expect(server.description).toContain('is this URL followed by `/v1`');
@@ -67,7 +70,13 @@ describe('the OpenAPI document', () => {
     expect(document.servers?.map((server) => (server as { 'x-internal'?: boolean })['x-internal'])).toEqual([false, false, true]);
     for (const server of document.servers ?? []) {
       for (const name of server.url.match(/\{[^}]+\}/g) ?? []) expect(server.variables?.[name.slice(1, -1)]?.default).toBeTypeOf('string');
+      // A generator that fills the defaults gets a URL that parses, and no API of anybody's: AWS's ids are 10 of [a-z0-9].
+      const filled = server.url.replace(/\{([^}]+)\}/g, (_, name: string) => String(server.variables![name]!.default));
+      expect(new URL(filled).href.replace(/\/$/, '')).toBe(filled);
+      expect(server.variables?.apiId?.default ?? 'none').not.toMatch(/^[a-z0-9]{10}$/);
     }
+    // The local port is a variable: PORT=0 picks another.
+    expect(document.servers?.[2]?.variables?.port?.default).toBe('3000');
   });
 
   it('has exactly the operations of the route table, with their summary and stability label', () => {
@@ -82,12 +91,13 @@ describe('the OpenAPI document', () => {
   });
 
   it('applies the bearer scheme to every operation', () => {
-    expect(document.components?.securitySchemes?.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(document.components?.securitySchemes?.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'API key' });
     for (const { operation } of operations) expect(operation.security).toEqual([{ bearerAuth: [] }]);
   });
 
   it('lists every status each operation can answer', () => {
-    expect(Object.keys(operation('listOrders').responses)).toEqual(['200', '400', '401', '406', '429', '500', '503', '504']);
+    expect(Object.keys(operation('listOrders').responses)).toEqual(['200', '400', '401', '404', '406', '429', '500', '503', '504']);
+    expect(Object.keys(operation('listOrdersPaged').responses)).toEqual(['200', '400', '401', '404', '429', '500', '503', '504']);
     expect(Object.keys(operation('cancelOrder').responses)).toEqual(['204', '400', '401', '404', '409', '429', '500', '503', '504']);
   });
 
@@ -99,7 +109,9 @@ describe('the OpenAPI document', () => {
     expect(codesOf('cancelOrder', '404')).toEqual(['order_not_found', 'route_not_found']);
     expect(codesOf('cancelOrder', '409')).toEqual(['order_already_shipped', 'order_not_cancellable']);
     expect(codesOf('cancelOrder', '400')).toEqual(['bad_request', 'invalid_order_id']);
-    expect(codesOf('listOrders', '400')).toEqual(['bad_request']);
+    expect(codesOf('listOrders', '400')).toEqual(['bad_request', 'invalid_query_parameter']);
+    // HEAD, OPTIONS and any method a path has no operation for: 404 route_not_found on every path.
+    for (const { operation } of operations) expect(codesOf(operation.operationId, '404')).toContain('route_not_found');
     expect(codesOf('listOrders', '503')).toEqual(['service_unavailable']);
     expect(codesOf('listOrders', '406')).toEqual(['list_too_large']);
     expect(codesOf('cancelOrder', '504')).toEqual(['gateway_timeout']);
@@ -113,23 +125,83 @@ describe('the OpenAPI document', () => {
         }
         // Every answer the gateway gives on its own is documented on every operation.
         for (const code of Object.values(gatewayResponseCodes))
-          if (errorCodes[code].status === Number(status) && code !== 'route_not_found') expect(codes).toContain(code);
+          if (errorCodes[code].status === Number(status)) expect(codes).toContain(code);
       }
     }
+  });
+
+  it('gives every error code of every response its example: the record the service answers with', () => {
+    for (const { operation } of operations)
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (Number(status) < 400) continue;
+        const media = response.content!['application/json']! as { schema: Json; examples: Record<string, { value: unknown }> };
+        const codes = ((media.schema.allOf as Json[])[1] as { properties: { code: { enum: string[] } } }).properties.code.enum;
+        expect(Object.keys(media.examples), `${operation.operationId} ${status}`).toEqual(codes);
+        for (const code of codes) expect(media.examples[code]!.value).toEqual(errorExamples[code as keyof typeof errorExamples].value);
+      }
+    // Named so that no generated type hides JavaScript's Error.
+    expect(Object.keys(document.components?.schemas ?? {})).toEqual(['Order', 'ErrorRecord', 'OrderPage']);
   });
 
   it('types ids as int64 integers with no safe-integer bounds', () => {
     const order = document.components?.schemas?.Order as { properties: Record<string, Json>; required?: string[] };
     for (const field of ['id', 'petId']) expect(order.properties[field]).toMatchObject({ type: 'integer', format: 'int64' });
-    const orderId = (operation('cancelOrder').parameters as { name: string; in: string; schema: Json }[])[0]!;
-    expect(orderId).toMatchObject({ name: 'orderId', in: 'path', required: true, schema: { type: 'integer', format: 'int64' } });
+    for (const field of ['idStr', 'petIdStr']) expect(order.properties[field]).toMatchObject({ type: 'string', maxLength: 20 });
     const text = JSON.stringify(document);
     expect(text).not.toMatch(/"(minimum|maximum)":\s*-?9007199254740991/);
     expect(order.properties.id).not.toHaveProperty('maximum');
     expect(order.properties.status).toMatchObject({ type: 'string' });
     // As in the specification, no Order field is required.
     expect(order.required).toBeUndefined();
-    expect((document.components!.schemas!.Error as { required: string[] }).required).toEqual(['code', 'message', 'status']);
+    expect((document.components!.schemas!.ErrorRecord as { required: string[] }).required).toEqual(['code', 'message', 'status']);
+  });
+
+  it('documents orderId as text whose pattern and length admit exactly what the service reads', () => {
+    const orderId = (operation('cancelOrder').parameters as { name: string; in: string; schema: Json }[])[0]!;
+    expect(orderId).toMatchObject({ name: 'orderId', in: 'path', required: true, schema: { type: 'string', maxLength: 64 } });
+    const pattern = new RegExp(orderId.schema.pattern as string);
+    const documented = (text: string) => text.length <= (orderId.schema.maxLength as number) && pattern.test(text);
+    const served = (text: string) => {
+      try {
+        parseOrderId(text);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const around = (bound: bigint) => fc.bigInt({ min: bound - 1000n, max: bound + 1000n });
+    const digits = fc.oneof(
+      fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }),
+      around(2n ** 63n),
+      around(-(2n ** 63n)),
+      around(2n ** 53n),
+      around(-(2n ** 53n)),
+    );
+    const text = fc.oneof(
+      digits.map(String),
+      fc
+        .tuple(fc.constantFrom('', '-', '+', '0', '00', '-0', ' '), fc.nat({ max: 60 }), digits)
+        .map(([sign, zeros, value]) => `${sign}${'0'.repeat(zeros)}${value < 0n ? -value : value}`),
+      fc.constantFrom(
+        '',
+        '-',
+        '1e3',
+        '1.0',
+        '+8',
+        '0x10',
+        '-0',
+        '007',
+        '９',
+        `${'0'.repeat(63)}7`,
+        `${'0'.repeat(64)}7`,
+        `-${'0'.repeat(63)}`,
+      ),
+      fc.string({ maxLength: 24 }),
+    );
+    fc.assert(
+      fc.property(text, (candidate) => documented(candidate) === served(candidate)),
+      { numRuns: 3000 },
+    );
   });
 
   it('documents quantity with the int32 bounds the code holds stored orders to', () => {
@@ -151,13 +223,15 @@ describe('the OpenAPI document', () => {
             required: true,
             schema: { const: errorHeaders('unauthorized')['WWW-Authenticate'] },
           });
-        if (['429', '503', '504'].includes(status))
-          expect(headers['Retry-After']?.required, `${operation.operationId} ${status}`).toBe(true);
+        if (['503', '504'].includes(status)) expect(headers['Retry-After']?.required, `${operation.operationId} ${status}`).toBe(true);
+        // A spent quota's 429 (API Gateway's own) may come without it.
+        if (status === '429') expect(headers['Retry-After']).toMatchObject({ required: false, schema: { type: 'integer' } });
         // Every header the error table adds to a code of this status (Retry-After on 504 too).
         const codes = (response.content?.['application/json']?.schema.allOf as Json[] | undefined)?.[1] as
           { properties: { code: { enum: ErrorCode[] } } } | undefined;
         for (const code of codes?.properties.code.enum ?? [])
-          for (const name of Object.keys(errorHeaders(code))) expect(headers[name]?.required, `${code}: ${name}`).toBe(true);
+          for (const name of Object.keys(errorHeaders(code)))
+            expect(headers[name]?.required, `${code}: ${name}`).toBe(code !== 'too_many_requests' || name !== 'Retry-After');
       }
     }
     const list = operation('listOrders').responses['200']!.headers!;

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * List every order
-         * @description Every order in the store, cancelled ones included, as one JSON array. No order of the items is promised. There is no filtering and no pagination in v1 (query parameters are ignored); both are planned for v2. The array is streamed as the store is read; a client that sends `Accept-Encoding: gzip` receives it gzip-compressed. One answer carries at most about 1.4 million orders uncompressed and 5.6 million with gzip (a streamed answer is capped at 200 MB): a larger store is refused with 406 `list_too_large` before the first byte, never cut off. Lists are bounded while they run: in production one key runs at most 2 at once (`standard` tier; 4 for `high`), beyond which it gets 429 `too_many_requests`; when the service runs as many lists as it takes, a new one gets 503 `service_unavailable` at once; both with `Retry-After`. A client that takes nothing of the answer for 30 s has its list cut (the connection closes before the closing `]`); so has a client that takes less than 200,000 bytes/s, averaged over each 30 s the answer waits for it, and a list still running after 14 minutes.
+         * @description Every order in the store, cancelled ones included, as one JSON array. No order of the items is promised. There is no filtering and no pagination in v1 (query parameters other than `stringIds` are ignored); both are in v2. The array is streamed as the store is read; a client that sends `Accept-Encoding: gzip` receives it gzip-compressed. One answer carries at most about 1.4 million orders uncompressed and 5.6 million with gzip (with `stringIds=true`, 0.8 million and 4.5 million; a streamed answer is capped at 200 MB): a larger store is refused with 406 `list_too_large` before the first byte, never cut off. Lists are bounded while they run: in production one key runs at most 2 at once (`standard` tier; 4 for `high`), beyond which it gets 429 `too_many_requests`; when the service runs as many lists as it takes, a new one gets 503 `service_unavailable` at once; both with `Retry-After`. A client that takes nothing of the answer for 30 s has its list cut (the connection closes before the closing `]`); so has a client that takes less than 200,000 bytes/s, averaged over each 30 s the answer waits for it, and a list still running after 14 minutes.
          */
         get: operations["listOrders"];
         put?: never;
@@ -68,7 +68,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description An order of the store. `id` and `petId` are int64: values above 2^53 − 1 occur, so parse them without rounding (see docs/api.md#a-typescript-client in the service's repository). Clients should ignore fields they do not know. */
+        /** @description An order of the store. `id` and `petId` are int64: values above 2^53 − 1 occur, so parse them without rounding (see docs/api.md#int64-ids in the service's repository), or ask for `stringIds=true` and read `idStr` and `petIdStr`. Clients should ignore fields they do not know. */
         Order: {
             /**
              * Format: int64
@@ -94,9 +94,13 @@ export interface components {
             complete?: boolean;
             /** @description State of the order: `pending`, `shipped`, `cancelled`, or another value written by the store’s other systems. Added to the specification’s Order so that a cancelled order can be told from a pending one; clients that ignore it lose nothing. */
             status?: string;
+            /** @description `id` as a decimal string, with every digit: sent only when the request asked for `stringIds=true`. Read it where a JSON parser rounds integers above 2^53 − 1 (JavaScript's `JSON.parse`), and send it back as it is. */
+            idStr?: string;
+            /** @description `petId` as a decimal string, with every digit: sent only when the request asked for `stringIds=true`. Read it where a JSON parser rounds integers above 2^53 − 1 (JavaScript's `JSON.parse`), and send it back as it is. */
+            petIdStr?: string;
         };
         /** @description Every error answer, from the service and from the API gateway itself. */
-        Error: {
+        ErrorRecord: {
             /** @description Machine-readable error code (snake_case); each response lists its possible values. */
             code: string;
             /** @description Human-readable description of the error. */
@@ -107,22 +111,7 @@ export interface components {
              */
             status: number;
         };
-        /**
-         * @description One page of a v2 list.
-         * @example {
-         *       "orders": [
-         *         {
-         *           "id": 1,
-         *           "petId": 101,
-         *           "quantity": 1,
-         *           "shipDate": "2026-12-01T10:00:00Z",
-         *           "complete": false,
-         *           "status": "pending"
-         *         }
-         *       ],
-         *       "nextCursor": "AcWq3yH0b1m9Zx8kJr2TQv5nLd7sP4eF"
-         *     }
-         */
+        /** @description One page of a v2 list. */
         OrderPage: {
             orders: components["schemas"]["Order"][];
             /** @description Opaque (base64url): send it as `cursor` for the next page. Absent on the last page, and only there. */
@@ -133,14 +122,31 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description Identifies the request in the service’s logs; quote it when reporting a problem. */
+        /**
+         * @description Identifies the request in the service’s logs; quote it when reporting a problem.
+         * @example 5f0c6e0e-8a4b-4c2e-9d7a-3b1f2e4d6c8a
+         */
         "X-Request-Id": string;
-        /** @description Always `no-store`: answers are never cached. */
+        /**
+         * @description Always `no-store`: answers are never cached.
+         * @example no-store
+         */
         "Cache-Control": "no-store";
-        /** @description The authentication scheme to use: `Bearer` (RFC 6750). */
+        /**
+         * @description The authentication scheme to use: `Bearer` (RFC 6750).
+         * @example Bearer
+         */
         "WWW-Authenticate": "Bearer";
-        /** @description Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3). The service sends 1 after a rate or burst limit or while busy, 60 while the status filter's index is not ready, and once a key has used its daily quota the seconds until the quota starts afresh at 00:00 UTC (counted when the key was last authorized, so up to 5 minutes more than the exact wait, never less); never more than a day. That last value is mapped into API Gateway's own 429 in a way AWS does not document: a 429 may come without it; back off then, as after a failed connection. */
+        /**
+         * @description Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3): 1 while busy or after DynamoDB's retries, 60 while the status filter's index is not ready.
+         * @example 1
+         */
         "Retry-After": number;
+        /**
+         * @description Seconds to wait before retrying (delay-seconds, RFC 9110 §10.2.3): 1 after a rate or burst limit or with lists running at once, and once a key has used its daily quota the seconds until the quota starts afresh at 00:00 UTC (counted when the key was last authorized, so up to 5 minutes more than the exact wait, never less). That last value is mapped into API Gateway's own 429 in a way AWS does not document: a 429 may come without it; back off then, as after a failed connection.
+         * @example 1
+         */
+        "Retry-After-429": number;
     };
     pathItems: never;
 }
@@ -148,7 +154,10 @@ export type $defs = Record<string, never>;
 export interface operations {
     listOrders: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `true`: each order also carries `idStr` and `petIdStr`, its int64 fields as decimal strings, for clients whose JSON parser rounds integers above 2^53 − 1. `false` or absent: it does not. Any other value is 400 `invalid_query_parameter`. */
+                stringIds?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -160,9 +169,15 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
-                    /** @description Always `Accept-Encoding`: the body’s encoding depends on it. */
+                    /**
+                     * @description Always `Accept-Encoding`: the body’s encoding depends on it.
+                     * @example Accept-Encoding
+                     */
                     Vary: "Accept-Encoding";
-                    /** @description `gzip` when the request sent `Accept-Encoding: gzip`; absent otherwise. */
+                    /**
+                     * @description `gzip` when the request sent `Accept-Encoding: gzip`; absent otherwise.
+                     * @example gzip
+                     */
                     "Content-Encoding"?: "gzip";
                     [name: string]: unknown;
                 };
@@ -174,6 +189,7 @@ export interface operations {
              * @description Error record. Possible `code` values:
              *
              *     - `bad_request` (API gateway): The request is malformed.
+             *     - `invalid_query_parameter`: A query parameter is malformed or out of range.
              */
             400: {
                 headers: {
@@ -182,9 +198,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
-                        code: "bad_request";
+                        code: "bad_request" | "invalid_query_parameter";
                         /** @constant */
                         status: 400;
                     };
@@ -203,11 +219,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "unauthorized";
                         /** @constant */
                         status: 401;
+                    };
+                };
+            };
+            /**
+             * @description Error record. Possible `code` values:
+             *
+             *     - `route_not_found` (API gateway): No operation exists at this path and method.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
+                        /** @enum {string} */
+                        code: "route_not_found";
+                        /** @constant */
+                        status: 404;
                     };
                 };
             };
@@ -223,7 +259,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "list_too_large";
                         /** @constant */
@@ -240,11 +276,11 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
-                    "Retry-After": components["headers"]["Retry-After"];
+                    "Retry-After": components["headers"]["Retry-After-429"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "too_many_requests";
                         /** @constant */
@@ -264,7 +300,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "internal_error";
                         /** @constant */
@@ -285,7 +321,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "service_unavailable";
                         /** @constant */
@@ -306,7 +342,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "gateway_timeout";
                         /** @constant */
@@ -321,8 +357,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of the order to cancel, a base-10 int64 (every digit is kept, also above 2^53 − 1). */
-                orderId: bigint;
+                /** @description Identifier of the order to cancel: an int64 written in base 10, as text, so that every digit is kept (also above 2^53 − 1). An optional `-`, then digits; leading zeros are read away (`007` is order 7, `-0` is order 0); at most 64 characters. Anything else (`+7`, `1e3`, `1.0`, beyond int64) is 400 `invalid_order_id`. Send the id as you read it: as text, or from `idStr`. */
+                orderId: string;
             };
             cookie?: never;
         };
@@ -350,7 +386,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "bad_request" | "invalid_order_id";
                         /** @constant */
@@ -371,7 +407,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "unauthorized";
                         /** @constant */
@@ -392,7 +428,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "order_not_found" | "route_not_found";
                         /** @constant */
@@ -413,7 +449,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "order_already_shipped" | "order_not_cancellable";
                         /** @constant */
@@ -430,11 +466,11 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
-                    "Retry-After": components["headers"]["Retry-After"];
+                    "Retry-After": components["headers"]["Retry-After-429"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "too_many_requests";
                         /** @constant */
@@ -454,7 +490,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "internal_error";
                         /** @constant */
@@ -475,7 +511,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "service_unavailable";
                         /** @constant */
@@ -496,7 +532,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "gateway_timeout";
                         /** @constant */
@@ -521,6 +557,8 @@ export interface operations {
                 part?: number;
                 /** @description A split read: into how many parts the store is split; the parts together are the whole read. */
                 parts?: number;
+                /** @description `true`: each order also carries `idStr` and `petIdStr`, its int64 fields as decimal strings, for clients whose JSON parser rounds integers above 2^53 − 1. `false` or absent: it does not. Any other value is 400 `invalid_query_parameter`. */
+                stringIds?: boolean;
                 /** @description The previous page's `nextCursor`, unchanged, to read the next page; sent with the same status, shipDateFrom, shipDateTo, part and parts as the request that made it (pageSize may differ). It expires 24 hours after it was issued. */
                 cursor?: string;
             };
@@ -535,7 +573,10 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
-                    /** @description RFC 8288 `<?…>; rel="next"`: the next page (the same parameters and its `cursor`), a reference of a query alone that resolves against the requested URL (RFC 3986 §5.2.2). Absent on the last page. */
+                    /**
+                     * @description RFC 8288 `<?…>; rel="next"`: the next page (the same parameters and its `cursor`), a reference of a query alone that resolves against the requested URL (RFC 3986 §5.2.2). Absent on the last page.
+                     * @example <?pageSize=2&stringIds=true&cursor=ARFKA19BKxRG2jQQHj-EHhR_3kDOS0EoiRWL3JWUZ5EWvqNW3kBpF0c13pkPSAy9BE1m3jMUwJ4NPJCcp0uZF_OAcK9WEfWUki_fYqGyfgtnW8Ix7eJizknanLev4Hlgi2Wx3wnLiESM_4WLH4HDf841t8HM0nf_g5LdyA8A2laUnA>; rel="next"
+                     */
                     Link?: string;
                     [name: string]: unknown;
                 };
@@ -559,7 +600,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "bad_request" | "invalid_query_parameter" | "invalid_cursor" | "cursor_expired" | "cursor_mismatch";
                         /** @constant */
@@ -580,11 +621,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "unauthorized";
                         /** @constant */
                         status: 401;
+                    };
+                };
+            };
+            /**
+             * @description Error record. Possible `code` values:
+             *
+             *     - `route_not_found` (API gateway): No operation exists at this path and method.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
+                        /** @enum {string} */
+                        code: "route_not_found";
+                        /** @constant */
+                        status: 404;
                     };
                 };
             };
@@ -597,11 +658,11 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
-                    "Retry-After": components["headers"]["Retry-After"];
+                    "Retry-After": components["headers"]["Retry-After-429"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "too_many_requests";
                         /** @constant */
@@ -621,7 +682,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "internal_error";
                         /** @constant */
@@ -642,7 +703,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "service_unavailable";
                         /** @constant */
@@ -663,7 +724,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
                         code: "gateway_timeout";
                         /** @constant */
