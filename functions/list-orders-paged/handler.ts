@@ -6,13 +6,11 @@ import { cursorKeyRing } from './cursor-keys.ts';
 import { callDeadline, createDocumentClient } from '../../shared/dynamo.ts';
 import { apiError } from '../../shared/errors.ts';
 import { httpMiddleware } from '../../shared/http.ts';
-import { type ListQuery, matches, pageSource, parseListQuery, queryBinding } from './list-query.ts';
-import { logger, metricNames, metrics, reportInvalidStoredOrder } from '../../shared/observability.ts';
+import { type ListQuery, parseListQuery, queryBinding } from './list-query.ts';
+import { logger, reportInvalidStoredOrder } from '../../shared/observability.ts';
 import { orderToJson } from '../../shared/order-json.ts';
-import { readOrderPage } from '../../shared/orders-repository.ts';
+import { readPage } from './page-read.ts';
 import { route } from './route.ts';
-import { indexRetryAfterSeconds, isIndexNotReady } from './index-not-ready.ts';
-import { indexNotReadyMessage } from '../../shared/status-index.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(
@@ -69,47 +67,24 @@ const nextLink = (event: APIGatewayProxyEvent, cursor: string): string => {
   return `<?${parameters.toString()}>; rel="next"`;
 };
 
-/**
- * A status filter read before its index is ACTIVE (not deployed yet, or backfilling:
- * docs/deploying.md#the-status-index) is a 503 the client retries later, never a 500.
- */
-const whenIndexNotReady = (error: unknown): unknown => {
-  if (!isIndexNotReady(error)) return error;
-  logger.warn('status index not ready', { reason: (error as Error).message });
-  // A documented refusal, not a failure: Api5xxRate and the availability SLO leave it out.
-  metrics.addMetric(metricNames.statusIndexNotReady, 'Count', 1);
-  return Object.assign(apiError('service_unavailable', indexNotReadyMessage, { cause: error }), {
-    headers: { 'Retry-After': String(indexRetryAfterSeconds) },
-  });
-};
-
 /** GET /v2/store/orders: one page of orders, and the cursor of the next one unless it is the last. */
 const listPage = async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
   const query = parseListQuery(event.queryStringParameters);
   const startKey = await startKeyOf(query);
-  const source = pageSource(query);
-  const page = await readOrderPage(orders, source, {
-    limit: query.pageSize,
-    startKey,
-    deadline: callDeadline(context),
-    onInvalid: reportInvalidStoredOrder,
-  }).catch((error: unknown) => {
-    throw source.kind === 'status' ? whenIndexNotReady(error) : error;
-  });
-  const listed = page.orders.filter((order) => matches(query, order));
+  const page = await readPage(orders, query, { startKey, deadline: callDeadline(context), onInvalid: reportInvalidStoredOrder });
   const nextCursor =
     page.nextKey === undefined
       ? undefined
       : sealCursor(await cursorKeys.keys(), { stage: config.STAGE_NAME, binding: queryBinding(query), startKey: page.nextKey });
   logger.info('page read', {
-    source: source.kind,
+    source: page.source,
     resumed: startKey !== undefined,
-    orders: listed.length,
-    ordersRead: page.orders.length,
+    orders: page.orders.length,
+    ordersRead: page.ordersRead,
     readCapacityUnits: page.readCapacityUnits,
     last: nextCursor === undefined,
   });
-  const body = `{"orders":[${listed.map(orderToJson).join(',')}]${nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(nextCursor)}`}}`;
+  const body = `{"orders":[${page.orders.map(orderToJson).join(',')}]${nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(nextCursor)}`}}`;
   return {
     statusCode: 200,
     headers: { 'Content-Type': 'application/json', ...(nextCursor === undefined ? {} : { Link: nextLink(event, nextCursor) }) },

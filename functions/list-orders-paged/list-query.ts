@@ -1,11 +1,10 @@
 /**
  * The v2 list's query parameters (docs/api.md#v2-list-orders-in-pages): read, checked and turned
- * into where a page is read from and which of its orders match. Every malformed value is a 400
+ * into what a cursor is bound to and which of a page's orders match. Every malformed value is a 400
  * `invalid_query_parameter` whose message names the parameter.
  */
 import { apiError } from '../../shared/errors.ts';
 import { bindingHash, cursorMaxLength } from './cursor.ts';
-import type { PageSource } from '../../shared/orders-repository.ts';
 import { type Order, orderStatus } from '../../shared/schemas.ts';
 
 export const pageSizeBounds = { min: 1, max: 1000, default: 100 } as const;
@@ -99,17 +98,6 @@ export const queryBinding = (query: ListQuery): string =>
     part: query.split?.part,
     parts: query.split?.parts,
   });
-
-/**
- * Where the pages come from: a split read Scans its segment of the table; a status filter
- * Queries the status index; anything else Scans the table (docs/decisions.md#v2-list-access-paths).
- */
-export const pageSource = (query: ListQuery): PageSource => {
-  if (query.split !== undefined && query.split.parts > 1)
-    return { kind: 'scan', segment: { segment: query.split.part - 1, totalSegments: query.split.parts } };
-  if (query.status !== undefined) return { kind: 'status', status: query.status };
-  return { kind: 'scan' };
-};
 
 /** True when an order passes the query's filters (the status index already holds only one status). */
 export const matches = (query: ListQuery, order: Order): boolean => {

@@ -10,7 +10,7 @@ import { acceptsGzip, header, httpMiddleware, resolvedWhenClientLeaves } from '.
 import { logger, metricNames, metrics, reportInvalidStoredOrder } from '../../shared/observability.ts';
 import { acquireListLease, type ListLease, releaseListLease } from './list-leases.ts';
 import { endOfInvocation, listBody, listEnding } from './list-stream.ts';
-import { approximateItemCount, scanOrderPages } from '../../shared/orders-repository.ts';
+import { approximateItemCount, scanOrderPages } from './orders-scan.ts';
 import { route } from './route.ts';
 import { canaryTier, probeListBytes, probeScanPageSize } from '../../shared/probes.ts';
 import type { Order } from '../../shared/schemas.ts';

@@ -72,7 +72,7 @@ export const faults = {
   // Drops the Scan's ExclusiveStartKey: each segment repeats its first page, so a list never ends and repeats ids.
   listRepeatsFirstPage: {
     handlerFile: 'functions/list-orders/handler.ts',
-    file: 'shared/orders-repository.ts',
+    file: 'functions/list-orders/orders-scan.ts',
     replace: 'ExclusiveStartKey: startKey,',
     with: 'ExclusiveStartKey: undefined,',
   },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isApiError } from '../../shared/errors.ts';
-import { instantOf, matches, pageSource, parseListQuery, queryBinding } from '../../functions/list-orders-paged/list-query.ts';
+import { instantOf, matches, parseListQuery, queryBinding } from '../../functions/list-orders-paged/list-query.ts';
 
 const refusal = (parameters: Record<string, string>) => {
   try {
@@ -66,15 +66,5 @@ describe('the v2 list query parameters', () => {
     expect(binding({ status: 'pending' })).not.toBe(binding({ status: 'shipped' }));
     expect(binding({ part: '1', parts: '2' })).not.toBe(binding({ part: '2', parts: '2' }));
     expect(binding({})).not.toBe(binding({ part: '1', parts: '1' }));
-  });
-
-  it('read a split read from its Scan segment, a status filter from the status index, the rest from the table', () => {
-    expect(pageSource(parseListQuery({ part: '3', parts: '4', status: 'pending' }))).toEqual({
-      kind: 'scan',
-      segment: { segment: 2, totalSegments: 4 },
-    });
-    expect(pageSource(parseListQuery({ status: 'pending' }))).toEqual({ kind: 'status', status: 'pending' });
-    expect(pageSource(parseListQuery({ status: 'pending', part: '1', parts: '1' }))).toEqual({ kind: 'status', status: 'pending' });
-    expect(pageSource(parseListQuery({ shipDateFrom: '2026-12-01T00:00:00Z' }))).toEqual({ kind: 'scan' });
   });
 });

@@ -1,6 +1,6 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { scanOrderPages } from '../../shared/orders-repository.ts';
+import { scanOrderPages } from '../../functions/list-orders/orders-scan.ts';
 import type { InvalidItemReport } from '../../shared/schemas.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { createTestTables, order } from '../lib/local-api.ts';
