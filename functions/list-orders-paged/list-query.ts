@@ -1,6 +1,7 @@
 /**
- * The v2 list's query parameters (docs/api.md#v2-list-orders-in-pages): read, checked and turned
- * into what a cursor is bound to and which of a page's orders match. Every malformed value is a 400
+ * The v2 list's query parameters (docs/api.md#v2-list-orders-in-pages), read and checked once: the
+ * page size, filters and part a page is read with, the binding its cursors carry, the parameters the
+ * next page's link repeats, and which of a page's orders match. Every malformed value is a 400
  * `invalid_query_parameter` whose message names the parameter.
  */
 import { apiError } from '../../shared/errors.ts';
@@ -20,7 +21,14 @@ export type ListQuery = {
   readonly shipDateTo?: bigint;
   readonly split?: { readonly part: number; readonly parts: number };
   readonly cursor?: string;
+  /** What a cursor is bound to (queryBinding): the request's cursor is opened, and the next one sealed, with it. */
+  readonly binding: string;
+  /** The parameters the next page's link repeats, as sent (linkedParameters). */
+  readonly linked: readonly [string, string][];
 };
+
+/** The parameters a cursor is bound to, and pageSize: what the Link to the next page repeats. */
+const linkedParameters = ['pageSize', 'status', 'shipDateFrom', 'shipDateTo', 'part', 'parts'] as const;
 
 const invalid = (name: string, rule: string) => apiError('invalid_query_parameter', `${name} ${rule}.`);
 
@@ -79,7 +87,7 @@ export const parseListQuery = (parameters: Readonly<Record<string, string | unde
   if (shipDateFrom !== undefined && shipDateTo !== undefined && shipDateTo <= shipDateFrom)
     throw invalid('shipDateTo', 'must be later than shipDateFrom (the range is shipDateFrom ≤ shipDate < shipDateTo)');
   if (p.cursor !== undefined && (p.cursor.length === 0 || p.cursor.length > cursorMaxLength)) throw apiError('invalid_cursor');
-  return {
+  const filters = {
     pageSize,
     ...(status === undefined ? {} : { status }),
     ...(shipDateFrom === undefined ? {} : { shipDateFrom }),
@@ -87,10 +95,15 @@ export const parseListQuery = (parameters: Readonly<Record<string, string | unde
     ...(split === undefined ? {} : { split }),
     ...(p.cursor === undefined ? {} : { cursor: p.cursor }),
   };
+  const linked = linkedParameters.flatMap((name): [string, string][] => {
+    const value = p[name];
+    return value === undefined ? [] : [[name, value]];
+  });
+  return { ...filters, binding: queryBinding(filters), linked };
 };
 
 /** What a cursor is bound to: the filters and the part, as values (two spellings of one instant are one binding). */
-export const queryBinding = (query: ListQuery): string =>
+const queryBinding = (query: Omit<ListQuery, 'binding' | 'linked'>): string =>
   bindingHash({
     status: query.status,
     shipDateFrom: query.shipDateFrom?.toString(),
