@@ -82,6 +82,6 @@ export const storedOrderSchema = z.object({
 
 /**
  * What listing does with an item another system stored in a shape the contract forbids
- * (shared/orders-repository.ts `toOrder` makes it, shared/observability.ts reports it).
+ * (shared/order-items.ts `toOrders` makes it, shared/observability.ts reports it).
  */
 export type InvalidItemReport = { id: unknown; fields: string[]; dropped: 'fields' | 'item' };

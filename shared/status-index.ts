@@ -1,8 +1,8 @@
 /**
- * The orders table's index on `status`: what a v2 list's status filter Queries (functions/list-orders-paged/list-query.ts).
+ * The orders table's index on `status`: what a v2 list's status filter Queries (functions/list-orders-paged/page-read.ts,
+ * which also says what the v2 list answers while the index is not ready).
  * The stack adds it when the stage config says so (infra/cdk/stage-status-index.ts); the local tables always
  * have it (infra/local/local-tables.ts). Imports nothing, so the pre-traffic hook's bundle can read it too.
- * What the v2 list answers while the index is not ready is its own (functions/list-orders-paged/index-not-ready.ts).
  */
 export const statusIndex = {
   name: 'status-index',

@@ -6,7 +6,7 @@ import { apiError, notCancellableMessage } from '../../shared/errors.ts';
 import { httpMiddleware } from '../../shared/http.ts';
 import { logger, metricNames, metrics } from '../../shared/observability.ts';
 import { parseOrderId } from './order-id.ts';
-import { cancelOrder } from '../../shared/orders-repository.ts';
+import { cancelOrder } from './cancel-update.ts';
 import { route } from './route.ts';
 import { canaryTier, idThatCannotExist, isProbeOrderId } from '../../shared/probes.ts';
 

@@ -1,6 +1,9 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { type CursorSecrets, parseCursorSecrets } from './cursor.ts';
+import { CursorError, type CursorSecrets, openCursor, parseCursorSecrets, sealCursor, type StartKey } from './cursor.ts';
 import { toServiceError } from '../../shared/dynamo.ts';
+import { apiError } from '../../shared/errors.ts';
+import type { ListQuery } from './list-query.ts';
+import { logger } from '../../shared/observability.ts';
 
 /** The secret's name on a stage: the stack creates it and grants the v2 list function read access to exactly this. */
 export const cursorSecretName = (stage: string): string => `store-orders/${stage}/cursor-keys`;
@@ -23,7 +26,7 @@ export const secretReadBudgetMs = 3_000;
 export type CursorKeySource = { readonly secretId: string } | { readonly secrets: string };
 
 /** The stage's cursor keys, read from Secrets Manager when first needed and kept for cursorKeysTtlMs. */
-export const cursorKeyRing = (source: CursorKeySource, now: () => number = () => performance.now()) => {
+const cursorKeyRing = (source: CursorKeySource, now: () => number = () => performance.now()) => {
   const client = 'secretId' in source ? new SecretsManagerClient({ maxAttempts: 3 }) : undefined;
   let held: { keys: CursorSecrets; readAt: number } | undefined;
   const read = async (): Promise<CursorSecrets> => {
@@ -51,6 +54,41 @@ export const cursorKeyRing = (source: CursorKeySource, now: () => number = () =>
       if (held !== undefined && now() - held.readAt < refreshOnFailureMs) return false;
       held = { keys: await read(), readAt: now() };
       return true;
+    },
+  };
+};
+
+/**
+ * The v2 list's cursors, its one entry point: the request's cursor opened (a refused one is its own
+ * 400) and the next page's sealed, with the stage's keys and the binding the query was parsed with.
+ */
+export const pageCursors = (stage: string, source: CursorKeySource) => {
+  const ring = cursorKeyRing(source);
+  /** A cursor no key opens makes the keys be read again once (a rotation). */
+  const open = async (cursor: string, binding: string): Promise<StartKey> => {
+    const attempt = async () => openCursor(await ring.keys(), cursor, { stage, binding });
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof CursorError && error.problem === 'invalid_cursor') || !(await ring.refresh())) throw error;
+      return await attempt();
+    }
+  };
+  return {
+    /** The start key of the request's cursor; undefined without one. */
+    async open(query: ListQuery): Promise<StartKey | undefined> {
+      if (query.cursor === undefined) return undefined;
+      try {
+        return await open(query.cursor, query.binding);
+      } catch (error) {
+        if (!(error instanceof CursorError)) throw error;
+        logger.info('cursor refused', { problem: error.problem });
+        throw apiError(error.problem, error.message);
+      }
+    },
+    /** The cursor of the page that starts at `nextKey`; undefined after the last page. */
+    async seal(query: ListQuery, nextKey: StartKey | undefined): Promise<string | undefined> {
+      return nextKey === undefined ? undefined : sealCursor(await ring.keys(), { stage, binding: query.binding, startKey: nextKey });
     },
   };
 };

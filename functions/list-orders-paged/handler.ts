@@ -1,18 +1,15 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { functionEnv, readConfig } from '../../shared/config.ts';
-import { CursorError, openCursor, sealCursor, type StartKey } from './cursor.ts';
-import { cursorKeyRing } from './cursor-keys.ts';
+import { pageCursors } from './cursor-keys.ts';
 import { callDeadline, createDocumentClient } from '../../shared/dynamo.ts';
-import { apiError } from '../../shared/errors.ts';
 import { httpMiddleware } from '../../shared/http.ts';
-import { type ListQuery, matches, pageSource, parseListQuery, queryBinding } from './list-query.ts';
-import { logger, metricNames, metrics, reportInvalidStoredOrder } from '../../shared/observability.ts';
-import { orderToJson, readStringIds, stringIdsParameter } from '../../shared/order-json.ts';
-import { readOrderPage } from '../../shared/orders-repository.ts';
+import { type ListQuery, parseListQuery } from './list-query.ts';
+import { logger, reportInvalidStoredOrder } from '../../shared/observability.ts';
+import { orderToJson } from '../../shared/order-json.ts';
+import { readPage } from './page-read.ts';
 import { route } from './route.ts';
-import { indexRetryAfterSeconds, isIndexNotReady } from './index-not-ready.ts';
-import { indexNotReadyMessage } from '../../shared/status-index.ts';
+import type { Order } from '../../shared/schemas.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
 const config = readConfig(
@@ -21,101 +18,44 @@ const config = readConfig(
 if ((config.CURSOR_SECRET_ID === undefined) === (config.CURSOR_SECRETS === undefined))
   throw new Error('Invalid configuration: set exactly one of CURSOR_SECRET_ID and CURSOR_SECRETS');
 const orders = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.ORDERS_TABLE };
-const cursorKeys = cursorKeyRing(
+const cursors = pageCursors(
+  config.STAGE_NAME,
   config.CURSOR_SECRET_ID === undefined ? { secrets: config.CURSOR_SECRETS! } : { secretId: config.CURSOR_SECRET_ID },
 );
-
-/** The parameters a cursor is bound to, pageSize and stringIds: what the Link to the next page repeats. */
-const linkedParameters = ['pageSize', 'status', 'shipDateFrom', 'shipDateTo', 'part', 'parts', stringIdsParameter] as const;
-
-/** The start key of the request's cursor; a cursor no key opens makes the keys be read again once (a rotation). */
-const startKeyOf = async (query: ListQuery): Promise<StartKey | undefined> => {
-  if (query.cursor === undefined) return undefined;
-  const expected = { stage: config.STAGE_NAME, binding: queryBinding(query) };
-  const open = async () => openCursor(await cursorKeys.keys(), query.cursor!, expected);
-  try {
-    try {
-      return await open();
-    } catch (error) {
-      if (!(error instanceof CursorError && error.problem === 'invalid_cursor') || !(await cursorKeys.refresh())) throw error;
-      return await open();
-    }
-  } catch (error) {
-    if (!(error instanceof CursorError)) throw error;
-    logger.info('cursor refused', { problem: error.problem });
-    switch (error.problem) {
-      case 'invalid_cursor':
-        throw apiError('invalid_cursor', error.message);
-      case 'cursor_expired':
-        throw apiError('cursor_expired', error.message);
-      case 'cursor_mismatch':
-        throw apiError('cursor_mismatch', error.message);
-    }
-  }
-};
 
 /**
  * `<?…&cursor=…>; rel="next"` (RFC 8288), the request's own parameters repeated. A reference of a
  * query alone resolves against the request's own path (RFC 3986 §5.2.2), so the link is right
  * under a custom domain and under an `execute-api` URL, whose path starts with the stage name.
  */
-const nextLink = (event: APIGatewayProxyEvent, cursor: string): string => {
-  const parameters = new URLSearchParams();
-  for (const name of linkedParameters) {
-    const value = event.queryStringParameters?.[name];
-    if (value !== undefined) parameters.set(name, value);
-  }
-  parameters.set('cursor', cursor);
-  return `<?${parameters.toString()}>; rel="next"`;
+const nextLink = (query: ListQuery, cursor: string): string =>
+  `<?${new URLSearchParams([...query.linked, ['cursor', cursor]]).toString()}>; rel="next"`;
+
+/** The page as the client reads it: its orders and, unless it is the last, the next cursor (in the body and the Link). */
+const pageAnswer = (query: ListQuery, listed: readonly Order[], nextCursor: string | undefined): APIGatewayProxyResult => {
+  const body = `{"orders":[${listed.map((order) => orderToJson(order, query.stringIds)).join(',')}]${nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(nextCursor)}`}}`;
+  return {
+    statusCode: 200,
+    headers: { 'Content-Type': 'application/json', ...(nextCursor === undefined ? {} : { Link: nextLink(query, nextCursor) }) },
+    body,
+  };
 };
 
-/**
- * A status filter read before its index is ACTIVE (not deployed yet, or backfilling:
- * docs/deploying.md#the-status-index) is a 503 the client retries later, never a 500.
- */
-const whenIndexNotReady = (error: unknown): unknown => {
-  if (!isIndexNotReady(error)) return error;
-  logger.warn('status index not ready', { reason: (error as Error).message });
-  // A documented refusal, not a failure: Api5xxRate and the availability SLO leave it out.
-  metrics.addMetric(metricNames.statusIndexNotReady, 'Count', 1);
-  return Object.assign(apiError('service_unavailable', indexNotReadyMessage, { cause: error }), {
-    headers: { 'Retry-After': String(indexRetryAfterSeconds) },
-  });
-};
-
-/** GET /v2/store/orders: one page of orders, and the cursor of the next one unless it is the last. */
+/** GET /v2/store/orders: the query parsed, its cursor opened, one page read, the next page's cursor sealed. */
 const listPage = async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
   const query = parseListQuery(event.queryStringParameters);
-  const stringIds = readStringIds(event.queryStringParameters);
-  const startKey = await startKeyOf(query);
-  const source = pageSource(query);
-  const page = await readOrderPage(orders, source, {
-    limit: query.pageSize,
-    startKey,
-    deadline: callDeadline(context),
-    onInvalid: reportInvalidStoredOrder,
-  }).catch((error: unknown) => {
-    throw source.kind === 'status' ? whenIndexNotReady(error) : error;
-  });
-  const listed = page.orders.filter((order) => matches(query, order));
-  const nextCursor =
-    page.nextKey === undefined
-      ? undefined
-      : sealCursor(await cursorKeys.keys(), { stage: config.STAGE_NAME, binding: queryBinding(query), startKey: page.nextKey });
+  const startKey = await cursors.open(query);
+  const page = await readPage(orders, query, { startKey, deadline: callDeadline(context), onInvalid: reportInvalidStoredOrder });
+  const nextCursor = await cursors.seal(query, page.nextKey);
   logger.info('page read', {
-    source: source.kind,
+    source: page.source,
     resumed: startKey !== undefined,
-    orders: listed.length,
-    ordersRead: page.orders.length,
+    orders: page.orders.length,
+    ordersRead: page.ordersRead,
     readCapacityUnits: page.readCapacityUnits,
     last: nextCursor === undefined,
   });
-  const body = `{"orders":[${listed.map((order) => orderToJson(order, stringIds)).join(',')}]${nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(nextCursor)}`}}`;
-  return {
-    statusCode: 200,
-    headers: { 'Content-Type': 'application/json', ...(nextCursor === undefined ? {} : { Link: nextLink(event, nextCursor) }) },
-    body,
-  };
+  return pageAnswer(query, page.orders, nextCursor);
 };
 
 export const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>().use(httpMiddleware(route)).handler(listPage);

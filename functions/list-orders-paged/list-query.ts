@@ -1,11 +1,12 @@
 /**
- * The v2 list's query parameters (docs/api.md#v2-list-orders-in-pages): read, checked and turned
- * into where a page is read from and which of its orders match. Every malformed value is a 400
+ * The v2 list's query parameters (docs/api.md#v2-list-orders-in-pages), read and checked once: the
+ * page size, filters and part a page is read with, the binding its cursors carry, the parameters the
+ * next page's link repeats, and which of a page's orders match. Every malformed value is a 400
  * `invalid_query_parameter` whose message names the parameter.
  */
 import { apiError } from '../../shared/errors.ts';
 import { bindingHash, cursorMaxLength } from './cursor.ts';
-import type { PageSource } from '../../shared/orders-repository.ts';
+import { readStringIds, stringIdsParameter } from '../../shared/order-json.ts';
 import { type Order, orderStatus } from '../../shared/schemas.ts';
 
 export const pageSizeBounds = { min: 1, max: 1000, default: 100 } as const;
@@ -21,7 +22,16 @@ export type ListQuery = {
   readonly shipDateTo?: bigint;
   readonly split?: { readonly part: number; readonly parts: number };
   readonly cursor?: string;
+  /** What a cursor is bound to (queryBinding): the request's cursor is opened, and the next one sealed, with it. */
+  readonly binding: string;
+  /** The parameters the next page's link repeats, as sent (linkedParameters). */
+  readonly linked: readonly [string, string][];
+  /** `stringIds=true`: each order also carries `idStr` and `petIdStr` (not part of the binding). */
+  readonly stringIds: boolean;
 };
+
+/** The parameters a cursor is bound to, pageSize and stringIds: what the Link to the next page repeats. */
+const linkedParameters = ['pageSize', 'status', 'shipDateFrom', 'shipDateTo', 'part', 'parts', stringIdsParameter] as const;
 
 const invalid = (name: string, rule: string) => apiError('invalid_query_parameter', `${name} ${rule}.`);
 
@@ -80,7 +90,7 @@ export const parseListQuery = (parameters: Readonly<Record<string, string | unde
   if (shipDateFrom !== undefined && shipDateTo !== undefined && shipDateTo <= shipDateFrom)
     throw invalid('shipDateTo', 'must be later than shipDateFrom (the range is shipDateFrom ≤ shipDate < shipDateTo)');
   if (p.cursor !== undefined && (p.cursor.length === 0 || p.cursor.length > cursorMaxLength)) throw apiError('invalid_cursor');
-  return {
+  const filters = {
     pageSize,
     ...(status === undefined ? {} : { status }),
     ...(shipDateFrom === undefined ? {} : { shipDateFrom }),
@@ -88,10 +98,15 @@ export const parseListQuery = (parameters: Readonly<Record<string, string | unde
     ...(split === undefined ? {} : { split }),
     ...(p.cursor === undefined ? {} : { cursor: p.cursor }),
   };
+  const linked = linkedParameters.flatMap((name): [string, string][] => {
+    const value = p[name];
+    return value === undefined ? [] : [[name, value]];
+  });
+  return { ...filters, binding: queryBinding(filters), linked, stringIds: readStringIds(p) };
 };
 
 /** What a cursor is bound to: the filters and the part, as values (two spellings of one instant are one binding). */
-export const queryBinding = (query: ListQuery): string =>
+const queryBinding = (query: Omit<ListQuery, 'binding' | 'linked' | 'stringIds'>): string =>
   bindingHash({
     status: query.status,
     shipDateFrom: query.shipDateFrom?.toString(),
@@ -99,17 +114,6 @@ export const queryBinding = (query: ListQuery): string =>
     part: query.split?.part,
     parts: query.split?.parts,
   });
-
-/**
- * Where the pages come from: a split read Scans its segment of the table; a status filter
- * Queries the status index; anything else Scans the table (docs/decisions.md#v2-list-access-paths).
- */
-export const pageSource = (query: ListQuery): PageSource => {
-  if (query.split !== undefined && query.split.parts > 1)
-    return { kind: 'scan', segment: { segment: query.split.part - 1, totalSegments: query.split.parts } };
-  if (query.status !== undefined) return { kind: 'status', status: query.status };
-  return { kind: 'scan' };
-};
 
 /** True when an order passes the query's filters (the status index already holds only one status). */
 export const matches = (query: ListQuery, order: Order): boolean => {

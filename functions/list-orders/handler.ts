@@ -12,7 +12,7 @@ import { acquireListLease, type ListLease, releaseListLease } from './list-lease
 import { endOfInvocation, listBody, listEnding } from './list-stream.ts';
 import { listMaxOrdersOf } from './list-size.ts';
 import { readStringIds } from '../../shared/order-json.ts';
-import { approximateItemCount, scanOrderPages } from '../../shared/orders-repository.ts';
+import { approximateItemCount, scanOrderPages } from './orders-scan.ts';
 import { route } from './route.ts';
 import { canaryTier, probeListBytes, probeScanPageSize } from '../../shared/probes.ts';
 import type { Order } from '../../shared/schemas.ts';

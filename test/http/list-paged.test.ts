@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindingHash, sealCursor } from '../../functions/list-orders-paged/cursor.ts';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
-import { parseListQuery, queryBinding } from '../../functions/list-orders-paged/list-query.ts';
+import { parseListQuery } from '../../functions/list-orders-paged/list-query.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { type ApiResponse, order, request, startTestApi } from '../lib/local-api.ts';
 
@@ -176,13 +176,13 @@ describe('GET /v2/store/orders', () => {
     await refusal('?cursor=', 'invalid_cursor');
     await refusal(`?cursor=${'A'.repeat(2000)}`, 'invalid_cursor');
     const startKey = { id: NumberValue.from('1') };
-    const binding = queryBinding(parseListQuery({}));
+    const binding = parseListQuery({}).binding;
     await refusal(`?cursor=${sealCursor(secrets, { stage: 'production', binding, startKey })}`, 'invalid_cursor');
     await refusal(`?cursor=${sealCursor({ current: 'x'.repeat(40) }, { stage: 'local', binding, startKey })}`, 'invalid_cursor');
   });
 
   it('answers an expired cursor with 400 cursor_expired', async () => {
-    const binding = queryBinding(parseListQuery({}));
+    const binding = parseListQuery({}).binding;
     const old = sealCursor(
       secrets,
       { stage: 'local', binding, startKey: { id: NumberValue.from('1') } },
@@ -197,7 +197,7 @@ describe('GET /v2/store/orders', () => {
     await refusal(`?cursor=${cursor}&status=shipped`, 'cursor_mismatch');
     const split = nextCursorOf(await get('?pageSize=5&part=1&parts=2'))!;
     await refusal(`?cursor=${split}&part=2&parts=2`, 'cursor_mismatch');
-    expect(bindingHash({})).not.toBe(queryBinding(parseListQuery({ part: '1', parts: '2' })));
+    expect(bindingHash({})).not.toBe(parseListQuery({ part: '1', parts: '2' }).binding);
   });
 
   it('answers 401 without a key, as every operation does', async () => {

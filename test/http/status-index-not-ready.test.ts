@@ -1,7 +1,7 @@
 import { DescribeTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { smoke } from '../../functions/canary/smoke-check.ts';
-import { indexRetryAfterSeconds } from '../../functions/list-orders-paged/index-not-ready.ts';
+import { indexRetryAfterSeconds } from '../../functions/list-orders-paged/page-read.ts';
 import { statusIndex } from '../../shared/status-index.ts';
 import { order, request, startTestApi } from '../lib/local-api.ts';
 

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { callDeadline, createDocumentClient } from '../../shared/dynamo.ts';
 import { dynamoDbFields, dynamoDbRecord, listedCalls, startDynamoDbRecord } from '../../shared/dynamo-calls.ts';
 import { acquireListLease } from '../../functions/list-orders/list-leases.ts';
-import { cancelOrder } from '../../shared/orders-repository.ts';
+import { cancelOrder } from '../../functions/cancel-order/cancel-update.ts';
 import { createTestTables, order } from '../lib/local-api.ts';
 
 const inAMinute = () => new Date(Date.now() + 60_000);

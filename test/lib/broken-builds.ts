@@ -43,7 +43,7 @@ export const faults = {
   // Answers every page after the first 400 invalid_cursor: only 4xx, no error metric.
   secondPageInvalid: {
     handlerFile: 'functions/list-orders-paged/handler.ts',
-    file: 'functions/list-orders-paged/handler.ts',
+    file: 'functions/list-orders-paged/cursor-keys.ts',
     replace: 'if (query.cursor === undefined) return undefined;',
     with: "if (query.cursor === undefined) return undefined; throw apiError('invalid_cursor');",
   },
@@ -72,7 +72,7 @@ export const faults = {
   // Drops the Scan's ExclusiveStartKey: each segment repeats its first page, so a list never ends and repeats ids.
   listRepeatsFirstPage: {
     handlerFile: 'functions/list-orders/handler.ts',
-    file: 'shared/orders-repository.ts',
+    file: 'functions/list-orders/orders-scan.ts',
     replace: 'ExclusiveStartKey: startKey,',
     with: 'ExclusiveStartKey: undefined,',
   },

@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import { sealCursor } from '../../functions/list-orders-paged/cursor.ts';
-import { parseListQuery, queryBinding } from '../../functions/list-orders-paged/list-query.ts';
+import { parseListQuery } from '../../functions/list-orders-paged/list-query.ts';
 import { errorRecord, listTooLargeMessage } from '../../shared/errors.ts';
 import { integerPattern } from '../../shared/schemas.ts';
 import { sendRaw } from './raw-http.ts';
@@ -113,7 +113,7 @@ export const cursorsOf = async (service: Service) => {
   expect(page.nextCursor, 'a status=pending page with a next one').toBeTypeOf('string');
   const expired = sealCursor(
     JSON.parse(service.cursorSecrets) as { current: string },
-    { stage: 'local', binding: queryBinding(parseListQuery({})), startKey: { id: NumberValue.from('1') } },
+    { stage: 'local', binding: parseListQuery({}).binding, startKey: { id: NumberValue.from('1') } },
     new Date(Date.now() - 25 * 3600_000),
   );
   return { mismatched: page.nextCursor!, expired };

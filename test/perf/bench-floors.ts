@@ -4,7 +4,7 @@ import type { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { hashApiKey } from '../../functions/authorizer/api-keys.ts';
 import { type DocumentClient } from '../../shared/dynamo.ts';
-import { cancelOrder } from '../../shared/orders-repository.ts';
+import { cancelOrder } from '../../functions/cancel-order/cancel-update.ts';
 
 import { settings, tables } from './bench-settings.ts';
 
@@ -55,7 +55,7 @@ export const rawScan = async (client: DynamoDBClient) => {
 };
 
 /**
- * The cancel's own write, exactly as the repository builds it (shared/orders-repository.ts's
+ * The cancel's own write, exactly as the cancel builds it (functions/cancel-order/cancel-update.ts's
  * cancelOrder: its key, expression, condition and ALL_OLD on failure), sent through the plain SDK
  * client instead of the document client, with ReturnConsumedCapacity added: its write units.
  */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isApiError } from '../../shared/errors.ts';
-import { instantOf, matches, pageSource, parseListQuery, queryBinding } from '../../functions/list-orders-paged/list-query.ts';
+import { instantOf, matches, parseListQuery } from '../../functions/list-orders-paged/list-query.ts';
 
 const refusal = (parameters: Record<string, string>) => {
   try {
@@ -14,8 +14,19 @@ const refusal = (parameters: Record<string, string>) => {
 
 describe('the v2 list query parameters', () => {
   it('default to 100 orders a page, no filter, no split; unknown parameters are ignored', () => {
-    expect(parseListQuery(null)).toEqual({ pageSize: 100 });
-    expect(parseListQuery({ foo: 'bar' })).toEqual({ pageSize: 100 });
+    const { binding, ...read } = parseListQuery(null);
+    expect(read).toEqual({ pageSize: 100, linked: [] });
+    expect(parseListQuery({ foo: 'bar' })).toEqual({ pageSize: 100, binding, linked: [] });
+  });
+
+  it('keep for the next link the parameters it repeats, as sent, and nothing else', () => {
+    const sent = { cursor: 'abc', foo: 'bar', shipDateFrom: '2026-12-01T01:00:00+01:00', pageSize: '5', parts: '2', part: '1' };
+    expect(parseListQuery(sent).linked).toEqual([
+      ['pageSize', '5'],
+      ['shipDateFrom', '2026-12-01T01:00:00+01:00'],
+      ['part', '1'],
+      ['parts', '2'],
+    ]);
   });
 
   it.each([
@@ -60,21 +71,11 @@ describe('the v2 list query parameters', () => {
   });
 
   it('bind a cursor to the values of the filters and the part, not to pageSize or spelling', () => {
-    const binding = (p: Record<string, string>) => queryBinding(parseListQuery(p));
+    const binding = (p: Record<string, string>) => parseListQuery(p).binding;
     expect(binding({ pageSize: '5', status: 'pending' })).toBe(binding({ status: 'pending' }));
     expect(binding({ shipDateFrom: '2026-12-01T00:00:00Z' })).toBe(binding({ shipDateFrom: '2026-12-01T01:00:00+01:00' }));
     expect(binding({ status: 'pending' })).not.toBe(binding({ status: 'shipped' }));
     expect(binding({ part: '1', parts: '2' })).not.toBe(binding({ part: '2', parts: '2' }));
     expect(binding({})).not.toBe(binding({ part: '1', parts: '1' }));
-  });
-
-  it('read a split read from its Scan segment, a status filter from the status index, the rest from the table', () => {
-    expect(pageSource(parseListQuery({ part: '3', parts: '4', status: 'pending' }))).toEqual({
-      kind: 'scan',
-      segment: { segment: 2, totalSegments: 4 },
-    });
-    expect(pageSource(parseListQuery({ status: 'pending' }))).toEqual({ kind: 'status', status: 'pending' });
-    expect(pageSource(parseListQuery({ status: 'pending', part: '1', parts: '1' }))).toEqual({ kind: 'status', status: 'pending' });
-    expect(pageSource(parseListQuery({ shipDateFrom: '2026-12-01T00:00:00Z' }))).toEqual({ kind: 'scan' });
   });
 });

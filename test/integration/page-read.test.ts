@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type PageSource, readOrderPage } from '../../shared/orders-repository.ts';
+import { parseListQuery } from '../../functions/list-orders-paged/list-query.ts';
+import { type PageSource, pageSource, readOrderPage } from '../../functions/list-orders-paged/page-read.ts';
 import type { TableRef } from '../../shared/dynamo.ts';
 import type { Order } from '../../shared/schemas.ts';
 import { createTestTables, order } from '../lib/local-api.ts';
@@ -28,6 +29,16 @@ const readAll = async (table: TableRef, source: PageSource, limit: number) => {
 };
 
 describe('reading orders a page at a time (v2 list)', () => {
+  it('reads a split read from its Scan segment, a status filter from the status index, the rest from the table', () => {
+    expect(pageSource(parseListQuery({ part: '3', parts: '4', status: 'pending' }))).toEqual({
+      kind: 'scan',
+      segment: { segment: 2, totalSegments: 4 },
+    });
+    expect(pageSource(parseListQuery({ status: 'pending' }))).toEqual({ kind: 'status', status: 'pending' });
+    expect(pageSource(parseListQuery({ status: 'pending', part: '1', parts: '1' }))).toEqual({ kind: 'status', status: 'pending' });
+    expect(pageSource(parseListQuery({ shipDateFrom: '2026-12-01T00:00:00Z' }))).toEqual({ kind: 'scan' });
+  });
+
   it('reads every order of the table exactly once, int64 ids above 2^53 exact', async () => {
     const { orders } = await createTestTables(stored);
     const listed = (await readAll(orders, { kind: 'scan' }, 100)).flat();
