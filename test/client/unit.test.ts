@@ -20,7 +20,8 @@ import {
   ServiceUnavailableError,
   StoreOrdersClient,
 } from '../../client/src/index.ts';
-import { retryAfterSeconds, retryDelayMs, defaultRetry } from '../../client/src/http.ts';
+import { retryDelayMs, defaultRetry } from '../../client/src/http.ts';
+import { retryAfterSeconds } from '../../client/src/failures.ts';
 import { readAll } from '../lib/client.ts';
 
 type Handler = (request: IncomingMessage, response: ServerResponse, url: URL) => void;
