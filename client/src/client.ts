@@ -28,10 +28,9 @@ import { clientUserAgent } from './version.ts';
 
 /**
  * The client's defaults, each changeable in the options (`errorBodyBytes` aside). The size bounds
- * are about ten times the largest the OpenAPI document allows (an order of 1,658 bytes: ids and
- * quantity at their longest, `shipDate` and `status` at 64 characters written as `\u` escapes of
- * astral characters; a page of 1,000 of them and a 1,024-character cursor, 1.66 MB), room for fields
- * the document may add; test/client/contract.test.ts derives those figures from the document.
+ * are about ten times the largest order and page the OpenAPI document allows (every field at its
+ * longest, strings written with the longest escapes: about 1.7 KB and 1.7 MB), room for fields the
+ * document may add; test/client/contract.test.ts derives those from the document.
  */
 export const clientDefaults = {
   /** `cancelOrder` and each v2 page request, retries included. */
