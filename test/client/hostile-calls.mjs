@@ -3,13 +3,16 @@
  * What test/client/package.test.ts runs in the project where the packed client is installed: the
  * client's calls against the hostile servers of test/lib/hostile-servers.ts, as a store's code
  * would make them (plain JavaScript, the package's name). One JSON line per call: how it ended.
+ * `npm run bench` runs it on the client's source (CLIENT_MODULE=client/src/index.ts).
  *
  *   node hostile-calls.mjs <origin> <key> calls                  every hostile server once
- *   node hostile-calls.mjs <origin> <key> memory <kind> <bytes>  one bomb, both bounds at <bytes>:
- *                                                               the process's peak RSS growth
+ *   node hostile-calls.mjs <origin> <key> memory <kind> <bytes>  one bomb, both bounds at <bytes>
+ *                                                               ("default": the defaults): the
+ *                                                               process's peak RSS growth
  */
 import { inspect } from 'node:util';
-import { StoreOrdersClient, StoreOrdersError, clientUserAgent } from '@store-orders/client';
+
+const { StoreOrdersClient, StoreOrdersError, clientUserAgent } = await import(process.env.CLIENT_MODULE ?? '@store-orders/client');
 
 const [origin, key, mode, kind, limit] = process.argv.slice(2);
 const clientOf = (name, options = {}) => new StoreOrdersClient({ baseUrl: `${origin}/${name}/v1`, apiKey: key, ...options });
@@ -57,10 +60,10 @@ await drain(clientOf('ok').listOrderPages());
 if (mode === 'memory') {
   const bytes = Number(limit);
   const before = process.memoryUsage().rss;
-  const result = await outcome(kind, { maxPageBytes: bytes, maxOrderBytes: bytes });
+  const result = await outcome(kind, limit === 'default' ? {} : { maxPageBytes: bytes, maxOrderBytes: bytes });
   // maxRSS is the process's peak since it started: its growth from `before` is at most this.
   const peak = process.resourceUsage().maxRSS * 1024;
-  console.log(JSON.stringify({ ...result, limit: bytes, rssGrowth: peak - before }));
+  console.log(JSON.stringify({ ...result, rssGrowth: peak - before }));
 } else {
   console.log(JSON.stringify({ userAgent: clientUserAgent }));
   for (const name of Object.keys(calls))
