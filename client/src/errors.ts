@@ -1,9 +1,9 @@
 /**
- * What a call can throw. An Error record from the service becomes a `StoreOrdersError` of the
- * subclass for its status, with `code` as the exact discriminant; what happens on the way (the
- * connection, a cut list, an answer that is not the documented JSON) has its own subclasses of
- * `StoreOrdersError` with a `client_…` code and status 0. An abort or timeout rejects with the
- * signal's reason, as `fetch` does (`AbortError` or `TimeoutError`).
+ * What a call can throw: always a `StoreOrdersError` (a `TypeError` for invalid arguments, and
+ * what a hook or `onPage` of the caller's throws, aside). An Error record from the service becomes
+ * the subclass for its status, with `code` as the exact discriminant; what happens on the way (the
+ * connection, a cut list, an answer that is not the documented JSON or is past its bounds, a
+ * timeout, an abort) has its own subclass with a `client_…` code.
  */
 
 /**
@@ -33,7 +33,16 @@ export type ServiceErrorCode = (typeof serviceErrorCodes)[number];
 
 /** Codes of failures seen by the client itself, never sent by the service. */
 export type ClientErrorCode =
-  'client_connection_failed' | 'client_response_cut' | 'client_response_stalled' | 'client_invalid_response' | 'client_redirect';
+  | 'client_connection_failed'
+  | 'client_response_cut'
+  | 'client_response_stalled'
+  | 'client_response_too_large'
+  | 'client_invalid_response'
+  | 'client_cursor_repeated'
+  | 'client_page_limit'
+  | 'client_redirect'
+  | 'client_timeout'
+  | 'client_aborted';
 
 /** A code the service may add later arrives as it is: `(string & {})` keeps the known ones suggested. */
 export type ErrorCode = ServiceErrorCode | ClientErrorCode | (string & {});
@@ -51,7 +60,7 @@ export type StoreOrdersErrorDetails = {
   cause?: unknown;
 };
 
-/** Every error the client throws (abort and timeout aside). */
+/** Every error a call throws (a `TypeError` for invalid arguments aside). */
 export class StoreOrdersError extends Error {
   /** The class's name from `subclassNames` (the nearest one for a subclass of a subclass). */
   override name: string = nameOf(this.constructor);
@@ -118,10 +127,57 @@ export class ResponseStalledError extends ResponseCutError {
   }
 }
 /**
- * `client_invalid_response`: the answer is not what the contract says (not JSON, not an Error
- * record, an order without an id, an int64 member that is not a JSON integer within int64).
+ * `client_response_too_large`: a v2 page, a v1 order or an error body past the client's bound
+ * (`maxPageBytes`, `maxOrderBytes`, 64 KiB), counted after decompression. The client stopped
+ * reading and closed the connection. In a v1 list, the orders yielded before it are real.
+ */
+export class ResponseTooLargeError extends StoreOrdersError {
+  /** The bound that was passed, in bytes. */
+  readonly limitBytes: number;
+  /** Orders of a v1 list yielded before it (0 elsewhere). */
+  readonly ordersRead: number;
+  constructor(details: StoreOrdersErrorDetails & { limitBytes: number; ordersRead?: number | undefined }) {
+    super(details);
+    this.limitBytes = details.limitBytes;
+    this.ordersRead = details.ordersRead ?? 0;
+  }
+}
+/**
+ * The answer is not what the contract says: `client_invalid_response` (not JSON, not an Error
+ * record, an order without an id, an int64 member that is not a JSON integer within int64), or
+ * `client_cursor_repeated` (a v2 page's `nextCursor` that this read was given before: the read
+ * would loop, so it ends).
  */
 export class InvalidResponseError extends StoreOrdersError {}
+/**
+ * `client_page_limit`: a v2 read took the `maxPages` pages it was allowed and the list goes on.
+ * `cursor` resumes after the last page taken.
+ */
+export class PageLimitError extends StoreOrdersError {
+  readonly maxPages: number;
+  readonly cursor: string;
+  constructor(details: StoreOrdersErrorDetails & { maxPages: number; cursor: string }) {
+    super(details);
+    this.maxPages = details.maxPages;
+    this.cursor = details.cursor;
+  }
+}
+/**
+ * `client_timeout`: the call's `timeoutMs` passed, or its signal timed out (`AbortSignal.timeout`).
+ * `cause` is the last answer's error when there was one (a 503 whose retry did not come in time).
+ */
+export class TimeoutError extends StoreOrdersError {}
+/**
+ * `client_aborted`: the caller's signal aborted the call. `reason` is the signal's reason; `cause`
+ * the last answer's error when there was one, else the reason.
+ */
+export class AbortError extends StoreOrdersError {
+  readonly reason: unknown;
+  constructor(details: StoreOrdersErrorDetails & { reason: unknown }) {
+    super(details);
+    this.reason = details.reason;
+  }
+}
 /**
  * `client_redirect`: the answer was a redirect (3xx). The client follows none, for any
  * operation: only the service's own answers count, and a redirect could send the key and the
@@ -155,7 +211,11 @@ const subclassNames: ReadonlyMap<unknown, string> = new Map(
     ConnectionError,
     ResponseCutError,
     ResponseStalledError,
+    ResponseTooLargeError,
     InvalidResponseError,
+    PageLimitError,
+    TimeoutError,
+    AbortError,
     RedirectError,
   }).map(([name, subclass]) => [subclass, name]),
 );

@@ -2,11 +2,16 @@
  * One request to the service with the client's retries: 429 and 503 (and 504) are sent again
  * after `Retry-After` plus jitter, a failed connection after a backoff, within a number of
  * attempts and a deadline; a redirect is refused, never followed; anything else that is not the
- * expected status becomes the `StoreOrdersError` of its Error record. Only `fetch`, `AbortSignal`
- * and timers: Node 20+ and browsers.
+ * expected status becomes the `StoreOrdersError` of its Error record. Each attempt is watched
+ * (bounds.ts): nothing from the server for `idleTimeoutMs`, from the request on, ends it. A
+ * timeout or an abort is a `TimeoutError` or `AbortError`, the last answer its cause; every error
+ * is scrubbed of the key (scrub.ts). Only `fetch`, `AbortSignal` and timers: Node 20+ and browsers.
  */
-import { ConnectionError, InvalidResponseError, RedirectError, StoreOrdersError, errorClassFor } from './errors.ts';
+import { Watchdog, noBoundPast } from './bounds.ts';
+import { AbortError, ConnectionError, RedirectError, StoreOrdersError, TimeoutError } from './errors.ts';
+import { failureOf, isRedirect } from './failures.ts';
 import { type CallMeta, type Hooks, type Operation, type RequestEvent, redactHeaders } from './hooks.ts';
+import { type Scrub, scrubError } from './scrub.ts';
 
 export type RetryOptions = {
   /** Requests sent at most, the first included (default 4; 1 turns retries off). */
@@ -24,10 +29,12 @@ export type RetryOptions = {
 };
 
 export type CallOptions = {
-  /** Aborts the call; it then rejects with the signal's reason. */
+  /** Aborts the call; it then rejects with an `AbortError` holding the signal's reason (a `TimeoutError` for `AbortSignal.timeout`). */
   signal?: AbortSignal | undefined;
   /** Aborts the call after this many milliseconds (a `TimeoutError`); see each operation for what it covers. */
   timeoutMs?: number | undefined;
+  /** The longest the call waits for the server to send anything (the answer's headers, the next part of a body), in milliseconds. */
+  idleTimeoutMs?: number | undefined;
   retry?: RetryOptions | undefined;
   /** Told the request id, attempts and status of each successful answer (see each operation for when). */
   onMeta?: ((meta: CallMeta) => void) | undefined;
@@ -53,6 +60,10 @@ export type Exchange = {
   expect: number;
   signal: AbortSignal;
   retry: Required<RetryOptions>;
+  /** Each attempt's idle bound (bounds.ts). */
+  idleTimeoutMs: number;
+  /** Takes the key out of every error (scrub.ts). */
+  scrub: Scrub;
   /** Waits, for tests; default: a timer that the signal cancels. */
   sleep?: ((ms: number, signal: AbortSignal) => Promise<void>) | undefined;
 };
@@ -80,7 +91,7 @@ export const callSignal = (options: { signal?: AbortSignal | undefined; timeoutM
   if (options.signal?.aborted) abort(options.signal.reason);
   else options.signal?.addEventListener('abort', onCallerAbort, { once: true });
   const timer =
-    options.timeoutMs === undefined
+    options.timeoutMs === undefined || options.timeoutMs > noBoundPast
       ? undefined
       : setTimeout(
           () => abort(new DOMException(`The call took longer than its timeout (${options.timeoutMs} ms)`, 'TimeoutError')),
@@ -95,40 +106,6 @@ export const callSignal = (options: { signal?: AbortSignal | undefined; timeoutM
   };
 };
 
-/** `Retry-After` in seconds: delta-seconds or an HTTP-date (RFC 9110 §10.2.3); undefined when absent or unreadable. */
-export const retryAfterSeconds = (value: string | null, now = Date.now()): number | undefined => {
-  if (value === null) return undefined;
-  const text = value.trim();
-  if (/^\d+$/.test(text)) return Number(text);
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
-};
-
-/** The Error record of an answer, as the error to throw. */
-export const errorFromResponse = async (response: Response, attempts: number): Promise<StoreOrdersError> => {
-  const requestId = response.headers.get('x-request-id') ?? undefined;
-  const retryAfter = retryAfterSeconds(response.headers.get('retry-after'));
-  const text = await response.text().catch(() => '');
-  let record: unknown;
-  try {
-    record = JSON.parse(text);
-  } catch {
-    record = undefined;
-  }
-  const { code, message } = (record ?? {}) as { code?: unknown; message?: unknown };
-  if (typeof code !== 'string' || typeof message !== 'string')
-    return new InvalidResponseError({
-      code: 'client_invalid_response',
-      status: response.status,
-      message: `HTTP ${response.status} without an Error record: ${text.slice(0, 200)}`,
-      requestId,
-      retryAfterSeconds: retryAfter,
-      attempts,
-    });
-  const ErrorClass = errorClassFor(response.status, code);
-  return new ErrorClass({ code, status: response.status, message, requestId, retryAfterSeconds: retryAfter, attempts });
-};
-
 /** The wait before attempt `attempt + 1`: at least `Retry-After`, else an exponential backoff, plus jitter. */
 export const retryDelayMs = (
   retry: Required<RetryOptions>,
@@ -140,18 +117,30 @@ export const retryDelayMs = (
   return base + random() * retry.jitter * Math.max(base, retry.backoffMs);
 };
 
+/** What the caller does with the expected answer; it then owns `watch` (and disposes it once the body is read). */
+export type Accept<T> = (response: Response, meta: CallMeta, watch: Watchdog) => Promise<T>;
+
 /**
- * Sends the request until it gets `expect` (returning `accept(response, meta)`), an answer not
- * worth retrying (thrown as its Error record; a redirect as `RedirectError`), or the attempts or
- * deadline run out (the last failure). `accept` runs inside the attempt: an error it throws that
- * is not a `StoreOrdersError` or an abort (a body cut while read) is a failed connection, and
- * retried like one. The hooks see each request, answer and retry.
+ * Sends the request until it gets `expect` (returning `accept(response, meta, watch)`), an answer
+ * not worth retrying (thrown as its Error record; a redirect as `RedirectError`), or the attempts
+ * or deadline run out (the last failure). `accept` runs inside the attempt: an error it throws
+ * that is not a `StoreOrdersError` (a body cut while read, a stall) is a failed connection, and
+ * retried like one. The hooks see each request, answer and retry; every error is scrubbed.
  */
-export const exchange = async <T>(call: Exchange, accept: (response: Response, meta: CallMeta) => Promise<T>): Promise<T> => {
-  const { retry, signal, hooks } = call;
+export const exchange = async <T>(call: Exchange, accept: Accept<T>): Promise<T> => {
+  try {
+    return await attempts(call, accept);
+  } catch (error) {
+    throw error instanceof StoreOrdersError ? scrubError(error, call.scrub) : error;
+  }
+};
+
+const attempts = async <T>(call: Exchange, accept: Accept<T>): Promise<T> => {
+  const { retry, signal } = call;
   const sleep = call.sleep ?? abortableSleep;
   const deadline = Date.now() + retry.deadlineMs;
   let waited = 0;
+  let last: StoreOrdersError | undefined;
   for (let attempt = 1; ; attempt++) {
     const event: RequestEvent = {
       operation: call.operation,
@@ -160,33 +149,61 @@ export const exchange = async <T>(call: Exchange, accept: (response: Response, m
       attempt,
       headers: redactHeaders(call.headers),
     };
+    const watch = new Watchdog(signal, call.idleTimeoutMs);
+    let accepted = false;
     let failure: StoreOrdersError;
     try {
-      const response = await send(call, event);
-      const meta: CallMeta = {
-        operation: call.operation,
-        status: response.status,
-        requestId: requestIdOf(response),
-        attempts: attempt,
-        retryDelayMs: waited,
-      };
-      if (response.status === call.expect && !isRedirect(response)) return await accept(response, meta);
-      failure = await failureOf(response, call.url, attempt);
+      const response = await send(call, event, watch);
+      const requestId = requestIdOf(response, call.scrub);
+      if (response.status === call.expect && !isRedirect(response)) {
+        const meta: CallMeta = { operation: call.operation, status: response.status, requestId, attempts: attempt, retryDelayMs: waited };
+        const value = await accept(response, meta, watch);
+        accepted = true;
+        return value;
+      }
+      failure = scrubError(await failureOf({ response, url: call.url, attempts: attempt, requestId, watch }), call.scrub);
       if (!retry.retryStatuses.includes(response.status) || failure instanceof RedirectError) throw failure;
     } catch (error) {
-      if (error instanceof HookFailure) throw error.cause;
-      if (signal.aborted) throw signal.reason;
-      if (error instanceof StoreOrdersError && !(error instanceof ConnectionError)) throw error;
-      failure = error instanceof ConnectionError ? error : connectionError(error, attempt);
+      failure = scrubError(retryable(error, call, watch, attempt, last), call.scrub);
+    } finally {
+      if (!accepted) watch.dispose();
     }
+    last = failure;
     const wait = retryDelayMs(retry, attempt, failure.retryAfterSeconds);
     if (attempt >= retry.maxAttempts || Date.now() + wait > deadline) throw failure;
-    await runHook(hooks.beforeRetry, { ...event, error: failure, delayMs: wait }).catch((hookFailure: HookFailure) => {
+    await runHook(call.hooks.beforeRetry, { ...event, error: failure, delayMs: wait }).catch((hookFailure: HookFailure) => {
       throw hookFailure.cause;
     });
-    await sleep(wait, signal);
+    await sleep(wait, signal).catch(() => {
+      throw stopped(signal.reason, failure, attempt);
+    });
     waited += wait;
   }
+};
+
+/** The failure of an attempt worth another one (a failed connection), or throws what ends the call. */
+const retryable = (error: unknown, call: Exchange, watch: Watchdog, attempt: number, last: StoreOrdersError | undefined) => {
+  if (error instanceof HookFailure) throw error.cause;
+  if (call.signal.aborted) throw stopped(call.signal.reason, last, attempt);
+  if (error instanceof StoreOrdersError && !(error instanceof ConnectionError)) throw error;
+  if (error instanceof ConnectionError) return error;
+  const message = watch.stalled
+    ? `No answer from the service: it sent nothing for ${watch.idleTimeoutMs} ms (idleTimeoutMs)`
+    : connectionMessage(error);
+  return new ConnectionError({ code: 'client_connection_failed', status: 0, message, attempts: attempt, cause: error });
+};
+
+/**
+ * The error of a call its signal stopped: a `TimeoutError` for the call's `timeoutMs` or a signal
+ * that timed out, else an `AbortError` holding the reason; the last answer's error is the cause.
+ */
+export const stopped = (reason: unknown, last: StoreOrdersError | undefined, attempts: number): StoreOrdersError => {
+  const said = typeof (reason as { message?: unknown } | null)?.message === 'string' ? (reason as Error).message : String(reason);
+  const lastAnswer = last === undefined ? '' : ` (the last answer: ${last.status === 0 ? last.code : `HTTP ${last.status} ${last.code}`})`;
+  const details = { status: 0, attempts, requestId: last?.requestId, cause: last ?? reason };
+  if ((reason as { name?: unknown } | null)?.name === 'TimeoutError')
+    return new TimeoutError({ ...details, code: 'client_timeout', message: `${said}${lastAnswer}` });
+  return new AbortError({ ...details, code: 'client_aborted', message: `The call was aborted: ${said}${lastAnswer}`, reason });
 };
 
 /** What a hook threw: it fails the call as it is, never taken for a failed connection and retried. */
@@ -206,52 +223,32 @@ const runHook = async <E>(hook: ((event: E) => void | Promise<void>) | undefined
 };
 
 /**
- * One request, with the hooks before and after it. `redirect: 'manual'`: a redirect is handed
- * over as it is, never followed (Node's fetch gives the 3xx with its Location; a browser an opaque
- * redirect); `'error'` would make it a network error, which looks like a failed connection and
- * hides where it pointed.
+ * One request, watched until its headers arrive, with the hooks before and after it (the idle
+ * bound paused while they run). `redirect: 'manual'`: a redirect is handed over as it is, never
+ * followed (Node's fetch gives the 3xx with its Location; a browser an opaque redirect); `'error'`
+ * would make it a network error, which looks like a failed connection and hides where it pointed.
  */
-const send = async (call: Exchange, event: RequestEvent): Promise<Response> => {
+const send = async (call: Exchange, event: RequestEvent, watch: Watchdog): Promise<Response> => {
+  watch.pause();
   await runHook(call.hooks.beforeRequest, event);
+  watch.restart();
   const started = Date.now();
-  const response = await call.fetch(call.url, { method: call.method, headers: call.headers, redirect: 'manual', signal: call.signal });
-  const answered = { ...event, status: response.status, requestId: requestIdOf(response), durationMs: Date.now() - started };
+  const init: RequestInit = { method: call.method, headers: call.headers, redirect: 'manual', signal: watch.signal };
+  const response = await watch.race(call.fetch(call.url, init));
+  watch.pause();
+  const answered = { ...event, status: response.status, requestId: requestIdOf(response, call.scrub), durationMs: Date.now() - started };
   await runHook(call.hooks.afterResponse, answered).catch(async (failure: unknown) => {
     await response.body?.cancel().catch(() => undefined);
     throw failure;
   });
+  watch.restart();
   return response;
 };
 
-const requestIdOf = (response: Response) => response.headers.get('x-request-id') ?? undefined;
-
-/**
- * A redirect: a 3xx (Node's fetch hands it over with `redirect: 'manual'`), a browser's opaque
- * redirect (status 0, headers hidden), or an answer a `fetch` of the caller's own reached by
- * following one (`redirected`).
- */
-const isRedirect = (response: Response) =>
-  response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400) || response.redirected;
-
-/** The error an answer other than the expected one stands for. */
-const failureOf = async (response: Response, url: string, attempts: number): Promise<StoreOrdersError> => {
-  if (!isRedirect(response)) return errorFromResponse(response, attempts);
-  await response.body?.cancel().catch(() => undefined);
-  const header = response.redirected ? response.url : response.headers.get('location');
-  const location = header === null || header === '' ? undefined : URL.canParse(header, url) ? new URL(header, url).href : header;
-  const where = location ?? (response.type === 'opaqueredirect' ? 'a place the browser does not show' : 'no Location');
-  return new RedirectError({
-    code: 'client_redirect',
-    status: response.status,
-    message: `The answer was a redirect (${response.status || 'opaque'}) to ${where}; the client follows none: check baseUrl`,
-    requestId: requestIdOf(response),
-    attempts,
-    location,
-  });
+const requestIdOf = (response: Response, scrub: Scrub) => {
+  const header = response.headers.get('x-request-id');
+  return header === null ? undefined : scrub(header);
 };
-
-const connectionError = (error: unknown, attempt: number) =>
-  new ConnectionError({ code: 'client_connection_failed', status: 0, message: connectionMessage(error), attempts: attempt, cause: error });
 
 const connectionMessage = (error: unknown): string => {
   const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;

@@ -1,13 +1,16 @@
 /**
- * The v1 list's body read as it arrives: orders parsed a chunk at a time (memory holds one chunk,
- * whatever the store's size), a body that stops before its closing "]" reported as cut, and a body
- * that sends nothing for `idleTimeoutMs` closed and reported as stalled, so that a server that
- * sends one order and then nothing cannot hold a caller forever.
+ * The v1 list's body read as it arrives: orders parsed a chunk at a time (memory holds one chunk
+ * and one order, whatever the store's size), a body that stops before its closing "]" reported as
+ * cut, one that sends nothing for `idleTimeoutMs` closed and reported as stalled, and an order
+ * past `maxOrderBytes` closed and reported as too large, so that a server that sends one order
+ * and then nothing, or one order that never ends, can hold neither a caller nor its memory.
  */
-import { InvalidResponseError, ResponseCutError, ResponseStalledError, type StoreOrdersError } from './errors.ts';
+import type { Watchdog } from './bounds.ts';
+import { InvalidResponseError, ResponseCutError, ResponseStalledError, ResponseTooLargeError, type StoreOrdersError } from './errors.ts';
 import type { CallMeta } from './hooks.ts';
+import { stopped } from './http.ts';
 import type { Int64Keys } from './json.ts';
-import { JsonArrayStream } from './json-stream.ts';
+import { JsonArrayStream, JsonElementTooLargeError } from './json-stream.ts';
 
 /** An element of a list that is not an order with an int64 id (the parser made it a bigint). */
 export const isOrderLike = (value: unknown): boolean =>
@@ -24,75 +27,95 @@ export const invalidResponse = (message: string, meta: Pick<CallMeta, 'requestId
   });
 
 type Chunk = Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>;
-const stalled = Symbol('stalled');
-
-/** The next chunk, or `stalled` when none came within `ms` (Infinity: no bound). */
-const nextChunk = (reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<Chunk | typeof stalled> => {
-  if (ms === Infinity) return reader.read();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const idle = new Promise<typeof stalled>((resolve) => {
-    timer = setTimeout(() => resolve(stalled), ms);
-  });
-  return Promise.race([reader.read(), idle]).finally(() => clearTimeout(timer));
-};
 
 export type StreamRead = {
   body: ReadableStream<Uint8Array>;
   meta: CallMeta;
+  /** The call's signal: its abort is the call's. */
   signal: AbortSignal;
-  idleTimeoutMs: number;
+  /** The attempt's watchdog: the idle bound runs while the client waits for the server, not while the caller holds an order. */
+  watch: Watchdog;
   int64Keys: Int64Keys;
+  maxOrderBytes: number;
 };
 
 /** Each element of the list as it arrives; the reader is closed however the loop ends. */
 export async function* readListBody(read: StreamRead): AsyncGenerator<Record<string, unknown>, void, undefined> {
-  const { meta, signal, idleTimeoutMs } = read;
+  const { meta, watch } = read;
   const reader = read.body.getReader();
   const decoder = new TextDecoder('utf-8', { fatal: true });
-  const array = new JsonArrayStream(read.int64Keys);
+  const array = new JsonArrayStream(read.int64Keys, { maxElementBytes: read.maxOrderBytes });
   let ordersRead = 0;
   const details = () => ({ status: 200, requestId: meta.requestId, attempts: meta.attempts, ordersRead });
   try {
     for (;;) {
-      let chunk: Chunk | typeof stalled;
-      try {
-        chunk = await nextChunk(reader, idleTimeoutMs);
-      } catch (error) {
-        if (signal.aborted) throw signal.reason;
-        throw new ResponseCutError({ code: 'client_response_cut', message: cutMessage(ordersRead), ...details(), cause: error });
-      }
-      if (chunk === stalled)
-        throw new ResponseStalledError({
-          code: 'client_response_stalled',
-          message: `The list sent nothing for ${idleTimeoutMs} ms after ${ordersRead} orders (idleTimeoutMs): read it again`,
-          ...details(),
-          idleTimeoutMs,
-        });
-      const cut = (cause: unknown) =>
-        new ResponseCutError({ code: 'client_response_cut', message: cutMessage(ordersRead), ...details(), cause });
-      const elements = parseChunk(array, decoder, chunk, cut, meta);
+      const chunk = await nextChunk(reader, read, details);
+      const elements = parseChunk(array, decoder, chunk, { meta, details: details(), maxOrderBytes: read.maxOrderBytes });
       for (const element of elements) {
         if (!isOrderLike(element)) throw invalidResponse('The list holds an element that is not an order with an id', meta);
         yield element as Record<string, unknown>;
         ordersRead++;
       }
+      if (array.overflow !== undefined) throw tooLarge(read.maxOrderBytes, details());
       if (chunk.done) return;
     }
   } finally {
     // An early break, a failure or a stall: close the response rather than leave it open.
+    watch.pause();
     await reader.cancel().catch(() => undefined);
   }
 }
 
+/** The next chunk, within the idle bound (paused again once it came); a stall, an abort or a cut as its error. */
+const nextChunk = async (
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  { watch, signal, meta }: StreamRead,
+  details: () => { status: number; requestId: string | undefined; attempts: number; ordersRead: number },
+): Promise<Chunk> => {
+  const idle = watch.idleTimeoutMs;
+  watch.restart();
+  try {
+    return await watch.race(reader.read());
+  } catch (error) {
+    if (signal.aborted) throw stopped(signal.reason, undefined, meta.attempts);
+    if (watch.stalled)
+      throw new ResponseStalledError({
+        code: 'client_response_stalled',
+        message: `The list sent nothing for ${idle} ms after ${details().ordersRead} orders (idleTimeoutMs): read it again`,
+        ...details(),
+        idleTimeoutMs: idle,
+      });
+    throw new ResponseCutError({ code: 'client_response_cut', message: cutMessage(details().ordersRead), ...details(), cause: error });
+  } finally {
+    watch.pause();
+  }
+};
+
+const tooLarge = (maxOrderBytes: number, details: ChunkContext['details']) =>
+  new ResponseTooLargeError({
+    code: 'client_response_too_large',
+    message: `An order of the list passed ${maxOrderBytes} bytes (after decompression), the most the client accepts (maxOrderBytes), after ${details.ordersRead} orders: the connection was closed`,
+    ...details,
+    limitBytes: maxOrderBytes,
+  });
+
 const cutMessage = (ordersRead: number) => `The list was cut after ${ordersRead} orders, before its end: read it again`;
 
-/** The elements a chunk completes; text that stops before the closing "]" is a cut, anything else not JSON of orders is invalid. */
+type ChunkContext = {
+  meta: CallMeta;
+  details: { status: number; requestId: string | undefined; attempts: number; ordersRead: number };
+  maxOrderBytes: number;
+};
+
+/**
+ * The elements a chunk completes; text that stops before the closing "]" is a cut, an order past
+ * the bound is too large, anything else not JSON of orders is invalid.
+ */
 const parseChunk = (
   array: JsonArrayStream,
   decoder: { decode: (input?: Uint8Array, options?: { stream?: boolean }) => string },
   chunk: Chunk,
-  cut: (cause: unknown) => StoreOrdersError,
-  meta: CallMeta,
+  { meta, details, maxOrderBytes }: ChunkContext,
 ): unknown[] => {
   try {
     if (!chunk.done) return array.push(decoder.decode(chunk.value, { stream: true }));
@@ -100,7 +123,9 @@ const parseChunk = (
     array.end();
     return last;
   } catch (error) {
-    if (chunk.done && !array.done) throw cut(error);
+    if (error instanceof JsonElementTooLargeError) throw tooLarge(maxOrderBytes, details);
+    if (chunk.done && !array.done)
+      throw new ResponseCutError({ code: 'client_response_cut', message: cutMessage(details.ordersRead), ...details, cause: error });
     throw invalidResponse(`The list is not a JSON array of orders: ${(error as Error).message}`, meta, error);
   }
 };

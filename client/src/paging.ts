@@ -48,6 +48,12 @@ export type PagedOptions = {
   onPage?: ((checkpoint: Checkpoint) => void | Promise<void>) | undefined;
 };
 
+/** A bound on a v2 read for callers who want one (a read never loops on a repeated cursor, whatever this says). */
+export type ReadLimits = {
+  /** The most pages a read takes (per part, in a split read); past them it throws `PageLimitError`, whose `cursor` resumes it. Default: none. */
+  maxPages?: number | undefined;
+};
+
 export type CollectOptions = {
   /** The most orders to collect (1 or more): the read stops once it has them. */
   limit: number;
@@ -62,12 +68,12 @@ export type SplitReadOptions = PagedOptions & {
   cursors?: Readonly<Record<number, string | null>> | undefined;
 };
 
-type PageSource = (query: OrderPageQuery & CallOptions) => AsyncGenerator<OrderPage, void, undefined>;
+type PageSource = (query: OrderPageQuery & CallOptions & ReadLimits) => AsyncGenerator<OrderPage, void, undefined>;
 
 /** Each order of each page; `onPage` after the last order of a page was taken. */
 export async function* pagedOrders(
   pages: PageSource,
-  query: OrderPageQuery & CallOptions & PagedOptions,
+  query: OrderPageQuery & CallOptions & PagedOptions & ReadLimits,
 ): AsyncGenerator<Order, void, undefined> {
   const { onPage, ...pageQuery } = query;
   for await (const page of pages(pageQuery)) {
@@ -83,7 +89,7 @@ const checkpointOf = (page: OrderPage, query: OrderPageQuery): Checkpoint => ({
 });
 
 /** At most `limit` orders; the read stops once it has them (and a cap under 100 is also the page size, unless one is given). */
-export const collect = async (pages: PageSource, query: OrderPageQuery & CallOptions & CollectOptions): Promise<Order[]> => {
+export const collect = async (pages: PageSource, query: OrderPageQuery & CallOptions & CollectOptions & ReadLimits): Promise<Order[]> => {
   const { limit, ...pageQuery } = query;
   if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError(`limit must be an integer of 1 or more, got ${limit}`);
   const orders: Order[] = [];
@@ -113,7 +119,7 @@ type Running = {
  */
 export async function* splitRead(
   pages: PageSource,
-  options: SplitReadOptions & Omit<OrderPageQuery, 'part' | 'parts' | 'cursor'> & CallOptions,
+  options: SplitReadOptions & Omit<OrderPageQuery, 'part' | 'parts' | 'cursor'> & CallOptions & ReadLimits,
 ): AsyncGenerator<Order, void, undefined> {
   const { parts, concurrency = parts, cursors = {}, onPage, signal, ...query } = options;
   checkSplit(parts, concurrency);

@@ -141,8 +141,9 @@ const whileBusy = async <T>(options: SmokeOptions, run: () => Promise<T>): Promi
 
 /** The failure to report when a call that should have succeeded threw `error`. */
 const unexpected = (expected: number, error: unknown): never => {
-  // The client's own findings (a cut list, an answer that is not the documented JSON) say what they saw.
-  if (error instanceof StoreOrdersError && error.code.startsWith('client_')) fail(error.message.slice(0, 300));
+  // The client's own findings (a cut list, an answer that is not the documented JSON) say what they saw; a timeout is said by reasonOf.
+  if (error instanceof StoreOrdersError && error.code.startsWith('client_') && error.code !== 'client_timeout')
+    fail(error.message.slice(0, 300));
   if (error instanceof StoreOrdersError && error.status > 0)
     fail(`expected ${expected}, got ${error.status} ${error.code}: ${error.message.slice(0, 200)}`);
   throw error;

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { int64Fields, serviceErrorCodes, StoreOrdersError } from '../../client/src/index.ts';
+import { clientDefaults, int64Fields, serviceErrorCodes, StoreOrdersError } from '../../client/src/index.ts';
 import { errorClassFor } from '../../client/src/errors.ts';
 import { generateClientTypes, openApiFiles } from '../../infra/openapi/cli.ts';
 
@@ -76,7 +76,48 @@ const v2List = operations.find(
     ),
 );
 
+/**
+ * The most bytes a JSON value of `schema` takes, compact, as the document bounds it: int64 and
+ * bounded integers at their longest, a string at its `maxLength` with every code point written as
+ * the longest escape (a surrogate pair, `\uXXXX\uXXXX`: 12 bytes), an object's every property, an
+ * array at its `maxItems`. A value the document leaves unbounded throws.
+ */
+const largestJson = (document: Json, node: unknown): number => {
+  const schema = resolveRef(document, node) as Json & { type?: string; properties?: Record<string, unknown>; items?: unknown };
+  const longest = (...numbers: unknown[]) => Math.max(...numbers.map((number) => String(number).length));
+  if (schema.type === 'integer' && schema.format === 'int64') return longest(-(2n ** 63n));
+  if (schema.type === 'integer' && schema.minimum !== undefined && schema.maximum !== undefined)
+    return longest(schema.minimum, schema.maximum);
+  if (schema.type === 'boolean') return 'false'.length;
+  if (schema.type === 'string' && typeof schema.maxLength === 'number') return 2 + 12 * schema.maxLength;
+  if (schema.type === 'array' && typeof schema.maxItems === 'number')
+    return 2 + schema.maxItems * largestJson(document, schema.items) + (schema.maxItems - 1);
+  if (schema.type === 'object' || schema.properties !== undefined) {
+    const members = Object.entries(schema.properties ?? {}).map(
+      ([name, property]) => `"${name}":`.length + largestJson(document, property),
+    );
+    return 2 + members.reduce((sum, size) => sum + size, 0) + members.length - 1;
+  }
+  throw new Error(`the document leaves ${JSON.stringify(schema).slice(0, 80)} unbounded`);
+};
+
 describe('the client package and the OpenAPI document', () => {
+  it('sizes its bounds at about ten times the largest order and page the document allows', () => {
+    const { document } = operation('get', '/v1/store/orders')!;
+    const schemas = (document.components as { schemas: Json }).schemas;
+    const order = largestJson(document, schemas.Order);
+    const page = largestJson(document, schemas.OrderPage);
+    expect(order).toBeGreaterThan(1000);
+    expect(page).toBeGreaterThan(1000 * order);
+    for (const [bound, largest] of [
+      [clientDefaults.maxOrderBytes, order],
+      [clientDefaults.maxPageBytes, page],
+    ] as const) {
+      expect(bound / largest).toBeGreaterThanOrEqual(8);
+      expect(bound / largest).toBeLessThanOrEqual(16);
+    }
+  });
+
   it(`${openApiFiles.packageTypes} is generated from the document (int64 as bigint)`, async () => {
     expect(
       readFileSync(join(repoRoot, openApiFiles.packageTypes), 'utf8'),

@@ -5,7 +5,7 @@
  * return, and the API key never in what a hook or an error holds.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type CallMeta, type Hooks, StoreOrdersClient } from '../../client/src/index.ts';
+import { type CallMeta, type Hooks, StoreOrdersClient, clientUserAgent } from '../../client/src/index.ts';
 import { type Handler, json, readAll, testServer } from '../lib/client.ts';
 
 const key = 'so_test_hook-test-key-0123456789abcdef';
@@ -68,7 +68,11 @@ describe('hooks', () => {
     const { events, hooks } = recorder();
     await readAll(client(hooks).listOrders());
     expect(events.length).toBeGreaterThan(3);
-    expect((events[0] as { headers: Record<string, string> }).headers).toEqual({ authorization: '[redacted]', accept: 'application/json' });
+    expect((events[0] as { headers: Record<string, string> }).headers).toEqual({
+      authorization: '[redacted]',
+      accept: 'application/json',
+      'user-agent': clientUserAgent,
+    });
     const seen = JSON.stringify(events, (_name, value: unknown) => (value instanceof Error ? { ...value, message: value.message } : value));
     expect(seen).not.toContain(key);
     // The request itself did carry it.

@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientUserAgent, clientVersion } from '../../client/src/index.ts';
 import { packClientAlone } from '../lib/client.ts';
 
 const clientDir = resolve(import.meta.dirname, '../../client');
@@ -24,6 +25,8 @@ const manifest = JSON.parse(await readFile(join(clientDir, 'package.json'), 'utf
   repository: { type: string; url: string; directory: string };
   publishConfig: Record<string, unknown>;
   devDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, unknown>;
 };
 
 /** `npm <args>` in `cwd` (never throws): its exit code and output. */
@@ -44,6 +47,19 @@ describe('the package metadata', () => {
     expect(manifest.files).toEqual(expect.arrayContaining(['dist/', 'README.md', 'CHANGELOG.md', 'LICENSE']));
     expect(manifest.exports['.']).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
     expect(manifest.dependencies).toBeUndefined();
+  });
+
+  it('carries its version in its source too (the User-Agent of every request, bundled or not)', () => {
+    expect(clientVersion).toBe(manifest.version);
+    expect(clientUserAgent.startsWith(`store-orders-client/${manifest.version} `)).toBe(true);
+  });
+
+  it('declares what its bin needs (openapi-typescript, TypeScript 5) as optional peers: nothing a client-only install fetches', () => {
+    expect(manifest.peerDependencies).toEqual({
+      'openapi-typescript': expect.stringMatching(/^\^7\./),
+      typescript: expect.stringMatching(/^\^5\./),
+    });
+    expect(manifest.peerDependenciesMeta).toEqual({ 'openapi-typescript': { optional: true }, typescript: { optional: true } });
   });
 
   it('publishes with provenance and public access, to the registry the scope is mapped to (no registry pinned here)', () => {

@@ -14,13 +14,15 @@ import {
   InvalidCursorError,
   InvalidResponseError,
   JsonArrayStream,
+  JsonElementTooLargeError,
   type Order,
   parseJsonExact,
   ResponseCutError,
   ServiceUnavailableError,
   StoreOrdersClient,
 } from '../../client/src/index.ts';
-import { retryAfterSeconds, retryDelayMs, defaultRetry } from '../../client/src/http.ts';
+import { retryDelayMs, defaultRetry } from '../../client/src/http.ts';
+import { retryAfterSeconds } from '../../client/src/failures.ts';
 import { readAll } from '../lib/client.ts';
 
 type Handler = (request: IncomingMessage, response: ServerResponse, url: URL) => void;
@@ -292,6 +294,18 @@ describe('listOrders (v1) over the wire', () => {
 
 describe('the JSON parser', () => {
   const int64Keys = new Set(['id', 'petId']);
+  /** `source` pushed to `stream` cut at `cuts` (each taken modulo its length), then ended: every element read. */
+  const inChunks = (stream: JsonArrayStream, source: string, cuts: number[]) => {
+    const points = [...new Set(cuts.map((cut) => cut % (source.length + 1)))].sort((a, b) => a - b);
+    const parsed: unknown[] = [];
+    let from = 0;
+    for (const point of [...points, source.length]) {
+      parsed.push(...stream.push(source.slice(from, point)));
+      from = point;
+    }
+    stream.end();
+    return parsed;
+  };
   const int64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
   const anOrder = fc.record(
     {
@@ -325,15 +339,7 @@ describe('the JSON parser', () => {
         fc.array(fc.nat(), { maxLength: 6 }),
         (orders, space, cuts) => {
           const source = text(orders, space);
-          const stream = new JsonArrayStream(int64Keys);
-          const points = [...new Set(cuts.map((cut) => cut % (source.length + 1)))].sort((a, b) => a - b);
-          const parsed: unknown[] = [];
-          let from = 0;
-          for (const point of [...points, source.length]) {
-            parsed.push(...stream.push(source.slice(from, point)));
-            from = point;
-          }
-          stream.end();
+          const parsed = inChunks(new JsonArrayStream(int64Keys), source, cuts);
           // What JSON.parse reads, with the int64 fields (which it rounds) taken from the orders themselves.
           const expected = (JSON.parse(source) as Record<string, unknown>[]).map((order, i) => ({
             ...order,
@@ -343,6 +349,25 @@ describe('the JSON parser', () => {
           expect(parsed).toEqual(expected);
         },
       ),
+    );
+  });
+
+  it('streams any array whose elements are within maxElementBytes (UTF-8) as JSON.parse reads it, and refuses one past it, in any chunking', () => {
+    const element = fc.record({ id: fc.integer(), note: fc.string({ unit: 'binary', maxLength: 30 }) });
+    fc.assert(
+      fc.property(
+        fc.array(element, { maxLength: 6 }),
+        fc.integer({ min: 10, max: 120 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (items, max, cuts) => {
+          const source = JSON.stringify(items);
+          const largest = Math.max(0, ...items.map((item) => new TextEncoder().encode(JSON.stringify(item)).length));
+          const read = () => inChunks(new JsonArrayStream(new Set(['id']), { maxElementBytes: max }), source, cuts);
+          if (largest > max) expect(read).toThrow(JsonElementTooLargeError);
+          else expect(read()).toEqual(items.map((item) => ({ ...item, id: BigInt(item.id) })));
+        },
+      ),
+      { numRuns: 60 },
     );
   });
 

@@ -3,12 +3,15 @@
  * client without it does with the same response: `fetch`, then `JSON.parse` of the whole text
  * (which rounds ids above 2^53). Both through the same local gateway, alternating, so drift hits
  * both alike. Also the parsers alone on the same text held in memory (no service, no network):
- * the client's streaming parser in 64 KiB chunks against `JSON.parse`.
+ * the client's streaming parser in 64 KiB chunks against `JSON.parse`. And the client's peak
+ * memory against gzip bombs and bodies that never end (test/lib/hostile-servers.ts), each in a
+ * process of its own, against the bound it was given.
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { JsonArrayStream, StoreOrdersClient } from '../../client/src/index.ts';
+import { type HostileKind, hostileServer } from '../lib/hostile-servers.ts';
 import { median } from './bench-report.ts';
 import { benchPageParse, pageParseLines, pageParseTarget } from './bench-page-parse.ts';
 
@@ -17,6 +20,32 @@ type OwnProcessRead = { orders: number; ms: number; liveGrowth: number; rssGrowt
 
 const run = promisify(execFile);
 const reader = fileURLToPath(new URL('./list-reader.ts', import.meta.url));
+const hostileCalls = fileURLToPath(new URL('../client/hostile-calls.mjs', import.meta.url));
+const clientSource = fileURLToPath(new URL('../../client/src/index.ts', import.meta.url));
+
+/** One hostile server met in a process of its own: the error, the bound it hit and the peak RSS growth. */
+type HostileRead = { kind: HostileKind; bound: string; code: string; limitBytes: number; rssGrowth: number };
+const bombs = ['v2-gzip-bomb', 'v2-endless', 'v1-endless-order', 'v1-gzip-bomb'] as const satisfies HostileKind[];
+/** The bound the ratio target is measured at: large enough that the process's fixed costs do not count. */
+const hostileBound = 32 * 1024 * 1024;
+
+/** Each bomb at the client's defaults and at `hostileBound`, each read in a fresh process (test/client/hostile-calls.mjs on the source). */
+const memoryAgainstHostileServers = async (): Promise<HostileRead[]> => {
+  const hostile = await hostileServer();
+  try {
+    const reads: HostileRead[] = [];
+    for (const kind of bombs)
+      for (const bound of ['default', String(hostileBound)]) {
+        const { stdout } = await run(process.execPath, [hostileCalls, hostile.origin, 'bench-key-0123456789', 'memory', kind, bound], {
+          env: { ...process.env, CLIENT_MODULE: clientSource },
+        });
+        reads.push({ kind, bound, ...(JSON.parse(stdout.trim().split('\n').at(-1)!) as Omit<HostileRead, 'kind' | 'bound'>) });
+      }
+    return reads;
+  } finally {
+    hostile.close();
+  }
+};
 
 const readInOwnProcess = async (mode: 'client' | 'parse', baseUrl: string, apiKey: string): Promise<OwnProcessRead> => {
   const args = ['--expose-gc', reader, mode, baseUrl];
@@ -41,8 +70,11 @@ const memoryInOwnProcesses = async (baseUrl: string, apiKey: string, reps: numbe
   return reads;
 };
 
-/** Targets: the time ratio of the issue, and peak live memory growth (own process) under a tenth of the response. */
-export const clientTargets = { timeRatio: 1.3, memoryShareOfBody: 0.1 };
+/**
+ * Targets: the time ratio of the issue, peak live memory growth (own process) under a tenth of the
+ * response, and peak RSS growth against a hostile server within a few times the bound it hit.
+ */
+export const clientTargets = { timeRatio: 1.3, memoryShareOfBody: 0.1, hostileRssPerBound: 4 };
 
 const timed = async <T>(task: () => Promise<T>) => {
   const started = performance.now();
@@ -109,7 +141,9 @@ export const benchClient = async (options: {
   }
   options.log('  v2 page parse: the client beside JSON.parse on the same bytes (bench-page-parse.ts)');
   const pageParse = await benchPageParse({ v2Url: baseUrl.replace(/\/v1$/, '/v2'), apiKey, rounds: Math.max(10, options.reps * 4) });
-  return { bodyBytes, parseMs, clientMs, own, parserMs, pageParse };
+  options.log('  hostile servers: each bomb in a process of its own, at the defaults and at a 32 MiB bound');
+  const hostile = await memoryAgainstHostileServers();
+  return { bodyBytes, parseMs, clientMs, own, parserMs, pageParse, hostile };
 };
 
 export type ClientBench = Awaited<ReturnType<typeof benchClient>>;
@@ -129,6 +163,8 @@ export const clientReport = (b: ClientBench, orders: number) => {
   const client = grown(b.own.client);
   const parse = grown(b.own.parse);
   const memoryShare = client.live / b.bodyBytes;
+  const atBound = b.hostile.filter((read) => read.bound !== 'default');
+  const hostileRatio = Math.max(...atBound.map((read) => read.rssGrowth / read.limitBytes));
   const targets = [
     { name: 'client list time / fetch + JSON.parse', value: timeRatio, target: clientTargets.timeRatio },
     {
@@ -137,6 +173,11 @@ export const clientReport = (b: ClientBench, orders: number) => {
       target: clientTargets.memoryShareOfBody,
     },
     { name: 'client v2 page parse CPU / JSON.parse on the same bytes', value: b.pageParse.ratio, target: pageParseTarget },
+    {
+      name: `client peak RSS growth against a bomb (worst of ${atBound.length}) / the bound it hit`,
+      value: hostileRatio,
+      target: clientTargets.hostileRssPerBound,
+    },
   ].map((t) => ({ ...t, verdict: t.value <= t.target ? 'ok' : 'MISS' }));
   const text = [
     '',
@@ -145,11 +186,17 @@ export const clientReport = (b: ClientBench, orders: number) => {
     `  client.listOrders() (ids exact)    ${ms(b.clientMs)}   own process: peak live growth ${mb(client.live)}, peak RSS growth ${mb(client.rss)}${client.bound}`,
     `  parsers alone on the same text: JSON.parse ${ms(b.parserMs.jsonParse)}, client's streaming parser ${ms(b.parserMs.stream)}`,
     ...pageParseLines(b.pageParse),
+    '  against hostile servers (a ~1 MB gzip page or order expanding to 1 GiB, bodies that never end), own process:',
+    ...b.hostile.map((read) => {
+      const bound = `${mb(read.limitBytes)}${read.bound === 'default' ? ' (default)' : ''}`;
+      const ratio = (read.rssGrowth / read.limitBytes).toFixed(1);
+      return `    ${read.kind.padEnd(17)} bound ${bound.padEnd(18)} ${read.code}, peak RSS growth ${mb(read.rssGrowth)} (${ratio}× the bound)`;
+    }),
     ...targets.map((t) => `  ${t.verdict === 'ok' ? 'ok  ' : 'MISS'} ${t.name}: ${t.value.toFixed(2)} (target ≤ ${t.target})`),
   ];
   return {
     text: text.join('\n'),
-    json: { ...b, timeRatio, memoryShare, memory: { client, parse }, targets },
+    json: { ...b, timeRatio, memoryShare, hostileRatio, memory: { client, parse }, targets },
     missed: targets.filter((t) => t.verdict === 'MISS').length,
   };
 };
