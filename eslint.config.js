@@ -47,7 +47,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
     },
   },
-  // Size (docs/decisions/0124-no-module-over-400-lines.md): a module reads in one
+  // Size (docs/developing.md#small-decisions): a module reads in one
   // sitting and a function as a table of contents. Tests are lists of cases, so they are exempt.
   {
     files: ['**/*.ts'],

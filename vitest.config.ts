@@ -30,7 +30,7 @@ export default defineConfig({
     // than a 2-core machine's default keeps both cores busy (measured: 315 s → 242 s).
     maxWorkers: 3,
     // Timeouts bound a hang, not speed: two suites at once on a 2-core machine take twice as long
-    // as one (docs/decisions/0100-a-suite-that-holds-on-a-busy-machine.md), and a test that waits for a readiness
+    // as one (docs/developing.md#small-decisions), and a test that waits for a readiness
     // signal must not fail for being slow.
     testTimeout: 120_000,
     hookTimeout: 180_000,

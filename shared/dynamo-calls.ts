@@ -1,6 +1,6 @@
 /**
  * What a request spent in DynamoDB, without a tracing SDK: two small middlewares on the DynamoDB
- * client's middleware stack (docs/decisions.md, "DynamoDB time in every request's record").
+ * client's middleware stack (docs/decisions/0137-dynamodb-calls-are-timed-by-sdk-middleware.md).
  * The outer one (step `initialize`, around the SDK's retries) times the whole call and reads
  * what the retry middleware writes on the output or the error (`$metadata.attempts`) and the
  * consumed capacity (it asks for `ReturnConsumedCapacity: TOTAL` where the operation has it);

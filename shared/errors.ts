@@ -137,7 +137,7 @@ export const quotaResetContextKey = 'quotaResetSeconds';
  * response cannot compute a value (its templates are not processed as VTL; its headers map request
  * values, context variables or static text), so QUOTA_EXCEEDED's Retry-After, which counts to
  * 00:00 UTC, is computed by the authorizer and cached with its Allow: it may count up to the cache
- * TTL too long, never too short (docs/decisions/0023-a-spent-quota-answers-429-until-its-reset.md).
+ * TTL too long, never too short (docs/decisions/0017-limits-are-usage-plans-keyed-by-the-authorizer.md).
  */
 export const authorizerContextHeaders: Partial<Record<GatewayResponseType, Record<string, string>>> = {
   QUOTA_EXCEEDED: { 'Retry-After': quotaResetContextKey },

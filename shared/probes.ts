@@ -21,7 +21,7 @@ export const canaryTier = 'canary';
  * Of a v1 list asked for with a key of the canary tier, the function writes the Scan pages until
  * their JSON reaches this many bytes, then closes the array and ends: a probe reads a bounded part of
  * the list to its end, so that no probe ever leaves a list, whose cost would depend on how AWS treats
- * a client that left (docs/decisions/0168-the-probes-are-answered-a-bounded-list.md).
+ * a client that left (docs/decisions/0169-the-probes-own-orders.md).
  */
 export const probeListBytes = 256 * 1024;
 

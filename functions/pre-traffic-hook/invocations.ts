@@ -140,7 +140,7 @@ export type Baseline<T> = { readonly version: string; readonly attempt: () => Pr
  * at least `pairsCompared - 1` fails the check. With busy answers that clients cause falling on
  * both alike, a good new version busy in all 5 while the live one answered in 4 or 5 happens with
  * a chance of at most 0.7 % even if each answer were busy at random, independently of its neighbour
- * (docs/decisions/0180-a-busy-new-version-is-compared-with-the-live-one.md).
+ * (docs/decisions/0170-busy-is-not-wrong.md).
  */
 export const pairsCompared = 5;
 

@@ -1,6 +1,6 @@
 /**
- * The local gateway's TOKEN authorizer cache, as API Gateway's behaves (docs/decisions.md,
- * "The local authorizer cache"): keyed by the identity source's value
+ * The local gateway's TOKEN authorizer cache, as API Gateway's behaves (docs/developing.md,
+ * "Small decisions"): keyed by the identity source's value
  * (the `Authorization` header exactly as sent), holding the authorizer's whole result, whose
  * policy is evaluated against each request's method ARN. Entries expire after the TTL and are
  * removed; the number held is bounded, the oldest going first.

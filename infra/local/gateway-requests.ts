@@ -15,7 +15,7 @@ const absoluteForm = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)(.*)$/s;
 /**
  * The request target, split as sent. It is never resolved against a base URL as a URL parser
  * would: `//evil.example/v2/…` is a path whose first segments are empty and `evil.example`, not
- * another host, and `x/%2e%2e/281` keeps its three segments (docs/decisions/0175-paths-are-matched-as-api-gateway-matches-them.md).
+ * another host, and `x/%2e%2e/281` keeps its three segments (docs/developing.md#small-decisions).
  */
 export const requestTarget = (req: IncomingMessage): RequestTarget => {
   const raw = req.url ?? '/';

@@ -32,7 +32,7 @@ const requestLinePattern = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [\x21-\x7e]+ HTTP\/1\.
 
 /**
  * Answers what Node's HTTP parser refused (`clientError`), as API Gateway would with an Error
- * record (docs/decisions.md, "Malformed HTTP"): a well-formed request with a method no operation
+ * record (docs/developing.md#small-decisions): a well-formed request with a method no operation
  * has (`FOO`, lower-case `delete`) → 404 route_not_found; anything else that is not HTTP/1.1
  * (a non-ASCII target, a bad header, more than 10240 bytes of request line and headers) → 400
  * bad_request. A socket already gone, or one whose answer has begun, is only closed.
@@ -57,7 +57,7 @@ const answerClientError = (error: Error & { code?: string; rawPacket?: Buffer; b
 };
 
 /**
- * What one client may hold of the local gateway (docs/operating.md#reliability; docs/decisions/0094-client-bounds-of-the-local-gateway.md).
+ * What one client may hold of the local gateway (docs/operating.md#reliability; docs/developing.md#small-decisions).
  * API Gateway documents none of these for REST APIs; its documented bounds (10240 bytes of request
  * line and headers, 10 MB of body, 29 s of integration) set their scale: a request must be whole
  * within the 30 s a cancel could take at most, its head within 3 s (an honest client sends it at once).

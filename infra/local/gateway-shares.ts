@@ -1,5 +1,5 @@
 /**
- * The local gateway's connection cap and each client's share of it (docs/decisions/0176-fair-shares-of-the-local-gateways-connections.md): no key holds more than its share of requests under
+ * The local gateway's connection cap and each client's share of it (docs/developing.md#small-decisions): no key holds more than its share of requests under
  * way, and at the cap the client address holding the most connections gives one up, not the newcomer.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';

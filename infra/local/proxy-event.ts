@@ -55,7 +55,7 @@ export const eventPath = (path: string): string => path.replace(/^\/+/, '/');
 /**
  * The path API Gateway matches against its resources: the event's path with a trailing slash
  * ignored. Nothing else is normalised: `.`, `..` and `%2e%2e` are segments like any other, and an
- * empty segment (`/store//orders`) matches no resource (docs/decisions/0175-paths-are-matched-as-api-gateway-matches-them.md).
+ * empty segment (`/store//orders`) matches no resource (docs/developing.md#small-decisions).
  */
 export const routingPath = (path: string): string => {
   const merged = eventPath(path);

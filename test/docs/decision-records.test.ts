@@ -1,11 +1,17 @@
 /**
- * The decision records stay records: one short file per decision in docs/decisions/, named
- * `NNNN-kebab-title.md`, each with the same fields in the same order (Status, Date, Context,
- * Decision, Consequences, The number it rests on, Enforced by), a status that is `accepted` or
- * names the record that replaced it, the date it was taken, and lines a reader reads without
- * scrolling (a URL alone may run past). docs/decisions.md is their index and lists each record
- * exactly once, with its title and status. Links and backticked paths in the records are checked
- * by links.test.ts and paths.test.ts like every other page.
+ * The decision records stay records of architecture: at most 40 files in docs/decisions/, at most
+ * 12,000 words in all, each named `NNNN-kebab-title.md` with the same fields in the same order
+ * (Status, Date, Context, Considered options, Decision, Consequences, The number it rests on,
+ * Enforced by), its considered options a list with the chosen one marked, a status that is
+ * `accepted` or names the record that replaced it, the date it was taken, and lines a reader reads
+ * without scrolling (a URL alone may run past). docs/decisions.md is their index and lists each
+ * record exactly once, with its title and status. Small decisions are lines of the pages they
+ * govern, not records. Links and backticked paths in the records are checked by links.test.ts and
+ * paths.test.ts like every other page.
+ *
+ * Records 0901–0959 are new ones other branches wrote while the records were folded: until they
+ * are folded in, they count toward neither bound, and their Considered options may stand anywhere
+ * after Context and be prose.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -13,14 +19,52 @@ import { describe, expect, it } from 'vitest';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 
-export const recordFields = ['Status', 'Date', 'Context', 'Decision', 'Consequences', 'The number it rests on', 'Enforced by'];
+export const recordFields = [
+  'Status',
+  'Date',
+  'Context',
+  'Considered options',
+  'Decision',
+  'Consequences',
+  'The number it rests on',
+  'Enforced by',
+];
 /** Longest line, not counting the URLs in it (a URL cannot be wrapped). */
 const maxLineLength = 100;
-/** A record is read in a minute; a longer one holds two decisions or a history. */
-const maxWords = 250;
+/** A record is read in two minutes; a longer one holds two decisions or a history. */
+const maxWords = 380;
+/** Decisions at the level of architecture: more would be small choices, which belong in the pages they govern. */
+export const maxRecords = 40;
+export const maxTotalWords = 12_000;
 const recordName = /^(\d{4})-[a-z0-9]+(?:-[a-z0-9]+)*\.md$/;
+/** Records other branches add while the records are folded (see the header). */
+export const isInterim = (number: string): boolean => number >= '0901' && number <= '0959';
 
-export type DecisionRecord = { readonly number: string; readonly title: string; readonly status: string; readonly date: string };
+/** The words of a record, as a reader counts them. */
+export const wordsOf = (markdown: string): number => markdown.split(/\s+/).filter(Boolean).length;
+
+export type DecisionRecord = {
+  readonly number: string;
+  readonly title: string;
+  readonly status: string;
+  readonly date: string;
+  readonly words: number;
+};
+
+/** What is wrong with a record's fields: their order (an interim record's Considered options anywhere after Context), and its options. */
+const fieldProblems = (name: string, number: string, labels: readonly string[], values: ReadonlyMap<string, string>): string[] => {
+  const interim = isInterim(number);
+  const order = interim ? labels.filter((label) => label !== 'Considered options') : labels;
+  const expected = interim ? recordFields.filter((field) => field !== 'Considered options') : recordFields;
+  const problems: string[] = [];
+  if (order.join('|') !== expected.join('|') || (interim && labels.indexOf('Considered options') < labels.indexOf('Context')))
+    problems.push(`${name}: fields are ${labels.join(', ') || 'none'}, not ${recordFields.join(', ')} in that order`);
+  const options = values.get('Considered options') ?? '';
+  const items = options.split(/(?:^| )- /).slice(1);
+  if (!interim && (items.length < 2 || items.filter((item) => item.includes('(chosen)')).length !== 1))
+    problems.push(`${name}: Considered options are not a list of two or more options, one of them marked (chosen)`);
+  return problems;
+};
 
 /** The record's title, fields and their values, or what keeps it from being a record. */
 export const readRecord = (name: string, markdown: string, names: ReadonlySet<string>): { record?: DecisionRecord; problems: string[] } => {
@@ -40,8 +84,7 @@ export const readRecord = (name: string, markdown: string, names: ReadonlySet<st
     const end = lines.findIndex((next, at) => at > index && /^\*\*[^*]+\*\*:/.test(next) && lines[at - 1]!.trim() === '');
     values.set(label[1]!, [line.slice(label[0].length), ...lines.slice(index + 1, end === -1 ? undefined : end)].join(' ').trim());
   });
-  if (labels.join('|') !== recordFields.join('|'))
-    problems.push(`${name}: fields are ${labels.join(', ') || 'none'}, not ${recordFields.join(', ')} in that order`);
+  problems.push(...fieldProblems(name, number, labels, values));
   for (const [label, value] of values) if (value === '') problems.push(`${name}: ${label} is empty`);
 
   const status = (values.get('Status') ?? '').replace(/\s+/g, ' ');
@@ -60,11 +103,11 @@ export const readRecord = (name: string, markdown: string, names: ReadonlySet<st
     if (line.replace(/https?:\/\/[^\s)>\]]+/g, '').length > maxLineLength)
       problems.push(`${name}:${index + 1}: longer than ${maxLineLength} characters besides its URLs`);
   });
-  const words = markdown.split(/\s+/).filter(Boolean).length;
+  const words = wordsOf(markdown);
   if (words > maxWords) problems.push(`${name}: ${words} words, more than ${maxWords}`);
 
   const record =
-    title === undefined ? undefined : { number, title, status: successor === null ? status : `superseded by ${successor[1]}`, date };
+    title === undefined ? undefined : { number, title, status: successor === null ? status : `superseded by ${successor[1]}`, date, words };
   return { record, problems };
 };
 
@@ -91,6 +134,22 @@ export const indexProblems = (index: string, records: ReadonlyMap<string, Decisi
   return problems;
 };
 
+/** What breaks the bounds: more than maxRecords records or maxTotalWords words, interim records aside. */
+export const boundsProblems = (records: ReadonlyMap<string, DecisionRecord>): string[] => {
+  const counted = [...records.values()].filter((record) => !isInterim(record.number));
+  const words = counted.reduce((sum, record) => sum + record.words, 0);
+  return [
+    ...(counted.length > maxRecords
+      ? [`${counted.length} records, more than ${maxRecords}: fold the small ones into the pages they govern`]
+      : []),
+    ...(words > maxTotalWords ? [`${words} words in the records, more than ${maxTotalWords}`] : []),
+  ];
+};
+
+/** Numbers used twice: a number is never reused. */
+export const duplicateNumbers = (names: readonly string[]): string[] =>
+  names.map((name) => name.slice(0, 4)).filter((number, index, numbers) => numbers.indexOf(number) !== index);
+
 describe('docs/decisions/', () => {
   const folder = join(repoRoot, 'docs/decisions');
   const names = existsSync(folder) ? readdirSync(folder).sort() : [];
@@ -100,48 +159,50 @@ describe('docs/decisions/', () => {
   }));
   const records = new Map(read.flatMap(({ name, record }) => (record === undefined ? [] : [[name, record] as const])));
 
-  it('holds only records, numbered 0001 on without a gap (but ranges reserved from 0900 on), each with the fields in order, a status, a date and short lines', () => {
+  it('holds only records, each number once, with the fields in order, options weighed, a status, a date and short lines', () => {
     expect(read.flatMap(({ problems }) => problems)).toEqual([]);
-    // Work in parallel takes numbers from reserved ranges (0941–0949, …): below 0900, no gap.
-    const low = names.filter((name) => name < '0900');
-    expect(low.map((name) => name.slice(0, 4))).toEqual(low.map((_, index) => String(index + 1).padStart(4, '0')));
-    expect(new Set(names.map((name) => name.slice(0, 4))).size).toBe(names.length);
-    expect(names.length).toBeGreaterThan(100);
+    expect(duplicateNumbers(names)).toEqual([]);
+    expect(names.length).toBeGreaterThan(20);
+  });
+
+  it('holds at most 40 records and 12,000 words: decisions at the level of architecture', () => {
+    expect(boundsProblems(records)).toEqual([]);
   });
 
   it('dates a replacement no earlier than the record it replaces', () => {
-    const superseded = [...records].filter(([, record]) => record.status !== 'accepted');
-    expect(superseded.length).toBeGreaterThan(0);
-    for (const [name, record] of superseded) {
+    for (const [name, record] of [...records].filter(([, record]) => record.status !== 'accepted')) {
       const successor = [...records.values()].find((other) => `superseded by ${other.number}` === record.status)!;
       expect(successor.date >= record.date, `${name} (${record.date}) replaced by ${successor.number} (${successor.date})`).toBe(true);
     }
   });
 
   it('is indexed by docs/decisions.md, each record exactly once, with its number, title and status', () => {
-    expect(records.size).toBeGreaterThan(100);
+    expect(records.size).toBe(names.length);
     expect(indexProblems(readFileSync(join(repoRoot, 'docs/decisions.md'), 'utf8'), records)).toEqual([]);
   });
 });
 
 describe('the record check itself', () => {
   const names = new Set(['0001-first.md', '0002-second.md']);
-  const record = (replace: Partial<Record<'status' | 'date' | 'extra', string>> = {}, order = recordFields) =>
+  const options = ['', '- the one taken (chosen): why', '- another: why it lost'];
+  const record = (replace: Partial<Record<'status' | 'date' | 'extra', string>> = {}, order = recordFields, name = '# 0001. First') =>
     [
-      '# 0001. First',
+      name,
       '',
       ...order.flatMap((field) => [
         `**${field}**: ${field === 'Status' ? (replace.status ?? 'accepted') : field === 'Date' ? (replace.date ?? '2026-11-21') : 'text'}`,
         ...(field === 'Decision' ? ['', '- a list inside a field', '- is part of the field'] : []),
+        ...(field === 'Considered options' ? options : []),
         '',
       ]),
       replace.extra ?? '',
     ].join('\n');
+  const problems = (text: string, name = '0001-first.md') => readRecord(name, text, names).problems.join('\n');
 
   it('accepts a record, a superseded one naming its successor, and a long line made long by its URL', () => {
     expect(readRecord('0001-first.md', record(), names).problems).toEqual([]);
     expect(readRecord('0001-first.md', record({ status: 'superseded by\n[0002](0002-second.md)' }), names)).toEqual({
-      record: { number: '0001', title: 'First', status: 'superseded by 0002', date: '2026-11-21' },
+      record: { number: '0001', title: 'First', status: 'superseded by 0002', date: '2026-11-21', words: expect.any(Number) },
       problems: [],
     });
     expect(readRecord('0001-first.md', record({ extra: `see (https://docs.aws.amazon.com/${'x'.repeat(150)}).` }), names).problems).toEqual(
@@ -150,7 +211,6 @@ describe('the record check itself', () => {
   });
 
   it('reports a field missing or out of order, a status that names no record, a bad date, a long line, a long record, a bad name', () => {
-    const problems = (text: string, name = '0001-first.md') => readRecord(name, text, names).problems.join('\n');
     expect(
       problems(
         record(
@@ -165,15 +225,50 @@ describe('the record check itself', () => {
     expect(problems(record({ date: '2026-02-30' }))).toMatch(/is not a past day/);
     expect(problems(record({ date: '2999-01-01' }))).toMatch(/is not a past day/);
     expect(problems(record({ extra: 'word '.repeat(30) }))).toMatch(/longer than 100 characters/);
-    expect(problems(record({ extra: Array.from({ length: 300 }, () => 'word').join('\n') }))).toMatch(/more than 250/);
+    expect(problems(record({ extra: Array.from({ length: 400 }, () => 'word').join('\n') }))).toMatch(/more than 380/);
     expect(problems(record(), '1-first.md')).toMatch(/not named NNNN/);
     expect(problems(record().replace('# 0001. First', '# First'))).toMatch(/first line is not/);
   });
 
+  it('reports considered options that weigh nothing: missing, one option, or none or two marked chosen', () => {
+    const withoutOptions = recordFields.filter((field) => field !== 'Considered options');
+    expect(problems(record({}, withoutOptions))).toMatch(/fields are .*, not /);
+    const withOptions = (lines: string[]) => record().replace(options.join('\n'), ['', ...lines].join('\n'));
+    expect(problems(withOptions(['- the one taken (chosen): why']))).toMatch(/not a list of two or more options/);
+    expect(problems(withOptions(['- one: why', '- another: why']))).toMatch(/one of them marked \(chosen\)/);
+    expect(problems(withOptions(['- one (chosen)', '- another (chosen)']))).toMatch(/one of them marked \(chosen\)/);
+  });
+
+  it('lets an interim record (0901–0959) weigh its options in prose, anywhere after Context, until it is folded in', () => {
+    const interim = (order: string[]) => record({}, order, '# 0901. First').replace(options.join('\n'), ' we weighed A against B.');
+    const late = [...recordFields.filter((field) => field !== 'Considered options'), 'Considered options'];
+    expect(problems(interim(late), '0901-first.md')).toBe('');
+    expect(problems(interim([...recordFields]), '0901-first.md')).toBe('');
+    expect(
+      problems(interim(['Considered options', ...recordFields.filter((field) => field !== 'Considered options')]), '0901-first.md'),
+    ).toMatch(/fields are/);
+    expect(problems(interim(recordFields.filter((field) => field !== 'Considered options')), '0901-first.md')).toMatch(/fields are/);
+  });
+
+  it('reports more than 40 records or 12,000 words outside the interim range, and a number used twice', () => {
+    const many = (count: number, words: number, first = 1) =>
+      new Map(
+        Array.from({ length: count }, (_, index) => {
+          const number = String(first + index).padStart(4, '0');
+          return [`${number}-x.md`, { number, title: 'x', status: 'accepted', date: '2026-11-21', words }] as const;
+        }),
+      );
+    expect(boundsProblems(many(40, 300))).toEqual([]);
+    expect(boundsProblems(many(41, 10))).toEqual(['41 records, more than 40: fold the small ones into the pages they govern']);
+    expect(boundsProblems(many(30, 401))).toEqual(['12030 words in the records, more than 12000']);
+    expect(boundsProblems(new Map([...many(40, 300), ...many(5, 300, 901)]))).toEqual([]);
+    expect(duplicateNumbers(['0001-a.md', '0001-b.md', '0002-c.md'])).toEqual(['0001']);
+  });
+
   it('reports a record the index lacks or lists twice, and an index line whose status is not the record', () => {
     const records = new Map([
-      ['0001-first.md', { number: '0001', title: 'First', status: 'superseded by 0002', date: '2026-11-21' }],
-      ['0002-second.md', { number: '0002', title: 'Second', status: 'accepted', date: '2026-11-22' }],
+      ['0001-first.md', { number: '0001', title: 'First', status: 'superseded by 0002', date: '2026-11-21', words: 100 }],
+      ['0002-second.md', { number: '0002', title: 'Second', status: 'accepted', date: '2026-11-22', words: 100 }],
     ]);
     const line = (file: string, title: string, status: string) => `- ${file.slice(0, 4)} [${title}](decisions/${file}): what. *${status}*`;
     expect(

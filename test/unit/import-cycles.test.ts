@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 // No import loops: the structure drawn from the imports of every TypeScript file of the project
 // (type-only imports, re-exports and dynamic imports included) has no cycle, so each module can be
-// read, tested and moved after the ones it imports (docs/decisions/0121-no-import-loops.md).
+// read, tested and moved after the ones it imports (docs/developing.md#small-decisions).
 const repoRoot = resolve(import.meta.dirname, '../..');
 
 /** Folders that hold no source of ours: installed, built, generated or ignored. */

@@ -7,7 +7,7 @@ import { stages } from '../../infra/stage-config.ts';
 
 // The names a stage's resources carry come from infra/names.ts alone, and reading them costs
 // nothing: the operator commands find resources by name without loading the CDK
-// (docs/decisions/0122-names-of-stage-resources-in-one-module.md).
+// (docs/developing.md#small-decisions).
 const repoRoot = resolve(import.meta.dirname, '../..');
 const text = (file: string) => readFileSync(join(repoRoot, file), 'utf8');
 const source = (file: string) => ts.createSourceFile(file, text(file), ts.ScriptTarget.Latest);

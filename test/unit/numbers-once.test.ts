@@ -9,7 +9,7 @@ import { tableOperations } from '../../infra/cdk/table-operations.ts';
 import { maxListMs, minBytesPerSecond } from '../../functions/list-orders/list-cuts.ts';
 
 // Every number once: what the published contract and the monitoring state is read from where the
-// service takes it, never written a second time (docs/decisions/0123-every-number-once.md).
+// service takes it, never written a second time (docs/decisions/0117-one-table-of-per-operation-facts.md).
 const production = stages.production;
 const tables = { orders: 'o', apiKeys: 'k', listLeases: 'l' };
 

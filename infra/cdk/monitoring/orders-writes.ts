@@ -11,7 +11,7 @@ import { runbookPointer } from './runbook.ts';
  * The orders table's writes as DynamoDB sees them, from every writer: the store's other systems
  * write this table as well as the cancel function, so this service's own call metrics
  * (OrdersTableThrottles) cannot see their throttles. AWS/DynamoDB's documented metrics and
- * dimensions (docs/decisions/0155-the-orders-tables-writes-from-every-writer.md):
+ * dimensions (docs/operating.md#small-decisions):
  * - `WriteThrottleEvents` by `TableName`: throttled writes to the table itself;
  * - `WriteThrottleEvents` by `TableName` and `GlobalSecondaryIndexName`: throttled writes to the
  *   status index once it is built, which throttle the table's writes in turn (GSI back-pressure);
@@ -41,7 +41,7 @@ export const ordersWriteThrottlesAlarmId = 'OrdersTableWriteThrottles';
  * order the store's other systems failed to write, or wrote late. It guards no deploy: the store's
  * own writers move it, and no release of this service should be rolled back for them; a client of
  * this API reaches the table's writes only through cancels, which the stage throttling bounds far
- * below DynamoDB's per-partition limit (docs/decisions/0155-the-orders-tables-writes-from-every-writer.md).
+ * below DynamoDB's per-partition limit (docs/operating.md#small-decisions).
  */
 export function addOrdersWriteThrottlesAlarm(
   scope: Construct,
