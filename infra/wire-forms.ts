@@ -142,18 +142,22 @@ export const orderIdMaxLength = 64;
 export const orderIdPathSchema = (description: string, examples: Record<string, { summary: string; value: string }>) =>
   z.string().max(orderIdMaxLength).regex(new RegExp(int64DecimalPattern())).meta({ description, param: { examples } });
 
-/** The opt-in of the text ids, one query parameter of the v1 list and of each v2 page. */
-export const stringIdsQuery = {
+/**
+ * The opt-in of the text ids, one query parameter of the v1 list and of each v2 page: v2 refuses
+ * any other value, v1 ignores it (v1 ignores every parameter it does not read; its changes are additive).
+ */
+export const stringIdsQuery = (otherValues: 'refused' | 'ignored') => ({
   [stringIdsParameter]: z
     .boolean()
     .optional()
     .meta({
       description:
         '`true`: each order also carries `idStr` and `petIdStr`, its int64 fields as decimal strings, for clients whose JSON ' +
-        'parser rounds integers above 2^53 − 1. `false` or absent: it does not. Any other value is 400 `invalid_query_parameter`.',
+        'parser rounds integers above 2^53 − 1. `false` or absent: it does not. ' +
+        (otherValues === 'refused' ? 'Any other value is 400 `invalid_query_parameter`.' : 'Any other value is ignored, as `false`.'),
       example: true,
     }),
-};
+});
 
 /** What a route's handler answers; the gateway's own answers are added to every route. */
 export type PublishedOperation = {

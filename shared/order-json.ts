@@ -1,4 +1,3 @@
-import { apiError } from './errors.ts';
 import type { Order } from './schemas.ts';
 
 /**
@@ -20,15 +19,3 @@ export const orderToJson = (order: Order, stringIds = false): string => {
 
 /** The query parameter that asks for `idStr` and `petIdStr` (v1 list and v2 pages alike). */
 export const stringIdsParameter = 'stringIds';
-
-/**
- * Whether the request asked for `stringIds=true`. Absent or `false` is the default form; any
- * other value is a 400, so a misspelt value is never silently an answer without the text ids.
- * Repeated, the last value counts (API Gateway's `queryStringParameters`).
- */
-export const readStringIds = (parameters: Readonly<Record<string, string | undefined>> | null | undefined): boolean => {
-  const value = parameters?.[stringIdsParameter];
-  if (value === undefined || value === 'false') return false;
-  if (value === 'true') return true;
-  throw apiError('invalid_query_parameter', `${stringIdsParameter} must be true or false.`);
-};

@@ -57,7 +57,7 @@ const pagedListQuery = {
     'A split read: into how many parts the store is split; the parts together are the whole read.',
     4,
   ),
-  ...stringIdsQuery,
+  ...stringIdsQuery('refused'),
   cursor: z
     .string()
     .min(1)

@@ -6,7 +6,7 @@
  */
 import { apiError } from '../../shared/errors.ts';
 import { bindingHash, cursorMaxLength } from './cursor.ts';
-import { readStringIds, stringIdsParameter } from '../../shared/order-json.ts';
+import { stringIdsParameter } from '../../shared/order-json.ts';
 import { type Order, orderStatus } from '../../shared/schemas.ts';
 
 export const pageSizeBounds = { min: 1, max: 1000, default: 100 } as const;
@@ -60,6 +60,16 @@ export const instantOf = (text: string): bigint | undefined => {
   return BigInt(ms) * 1_000_000n + BigInt(fraction.padEnd(9, '0'));
 };
 
+/**
+ * `stringIds`: absent or `false` is the default form; any other value but `true` is a 400, so a
+ * misspelt value is never silently an answer without the text ids (the v1 list ignores it instead).
+ */
+const stringIdsOf = (raw: string | undefined): boolean => {
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw invalid(stringIdsParameter, 'must be true or false');
+};
+
 const shipDateBound = (name: string, raw: string): bigint => {
   const instant = raw.length <= 64 ? instantOf(raw) : undefined;
   if (instant === undefined) throw invalid(name, 'must be an RFC 3339 date-time with an offset, e.g. 2026-12-01T00:00:00Z');
@@ -102,7 +112,7 @@ export const parseListQuery = (parameters: Readonly<Record<string, string | unde
     const value = p[name];
     return value === undefined ? [] : [[name, value]];
   });
-  return { ...filters, binding: queryBinding(filters), linked, stringIds: readStringIds(p) };
+  return { ...filters, binding: queryBinding(filters), linked, stringIds: stringIdsOf(p[stringIdsParameter]) };
 };
 
 /** What a cursor is bound to: the filters and the part, as values (two spellings of one instant are one binding). */

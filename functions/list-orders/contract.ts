@@ -128,7 +128,7 @@ export const listOrdersContract = {
         },
       },
     },
-    queryParameters: stringIdsQuery,
-    errors: ['invalid_query_parameter', 'list_too_large', 'too_many_requests', 'service_unavailable', 'internal_error'],
+    queryParameters: stringIdsQuery('ignored'),
+    errors: ['list_too_large', 'too_many_requests', 'service_unavailable', 'internal_error'],
   },
 } satisfies OperationContract;

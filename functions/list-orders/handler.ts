@@ -11,7 +11,7 @@ import { logger, metricNames, metrics, reportInvalidStoredOrder } from '../../sh
 import { acquireListLease, type ListLease, releaseListLease } from './list-leases.ts';
 import { endOfInvocation, listBody, listEnding } from './list-stream.ts';
 import { listMaxOrdersOf } from './list-size.ts';
-import { readStringIds } from '../../shared/order-json.ts';
+import { stringIdsParameter } from '../../shared/order-json.ts';
 import { approximateItemCount, scanOrderPages } from './orders-scan.ts';
 import { route } from './route.ts';
 import { canaryTier, probeListBytes, probeScanPageSize } from '../../shared/probes.ts';
@@ -92,7 +92,9 @@ const giveBack = async (lease: ListLease | undefined, deadline: Deadline | 'afte
 const listOrders = async (event: APIGatewayProxyEvent, context: Context) => {
   const invokedAt = Date.now();
   const startedAt = performance.now();
-  const stringIds = readStringIds(event.queryStringParameters);
+  // Only `true` asks; any other value is ignored, as v1 ignores every parameter it does not read
+  // (a request that worked before the parameter existed still does: v1 changes are additive).
+  const stringIds = event.queryStringParameters?.[stringIdsParameter] === 'true';
   const gzip = acceptsGzip(header(event.headers, 'accept-encoding'));
   const deadline = callDeadline(context);
   const probe = keyOf(event).tier === canaryTier;

@@ -83,6 +83,14 @@ describe('GET /v1/store/orders', () => {
     expect(response.body).toHaveLength(stored.length);
   });
 
+  it('ignores stringIds values other than true, as the answer was before the parameter existed', async () => {
+    const plain = await request(api.url, 'GET', '/store/orders', api.auth);
+    const odd = await request(api.url, 'GET', '/store/orders?stringIds=yes', api.auth);
+    expect(odd.status).toBe(200);
+    expect(odd.text).toBe(plain.text);
+    expect(odd.text).not.toContain('idStr');
+  });
+
   it('answers 401 unauthorized with WWW-Authenticate when the key is missing', async () => {
     const response = await list({});
     expect(response.status).toBe(401);

@@ -49,7 +49,6 @@ export type DocumentedRequest = {
 export const documentedRequests = (cursors: { mismatched: string; expired: string }): DocumentedRequest[] => [
   { operation: 'listOrders', status: 200, example: 'default', method: 'GET', path: '/v1/store/orders' },
   { operation: 'listOrders', status: 200, example: 'stringIds', method: 'GET', path: '/v1/store/orders?stringIds=true' },
-  { operation: 'listOrders', status: 400, example: 'invalid_query_parameter', method: 'GET', path: '/v1/store/orders?stringIds=yes' },
   { operation: 'listOrders', status: 400, example: 'bad_request', method: 'GET', path: '/v1/store/orders', raw: true },
   { operation: 'listOrders', status: 401, example: 'unauthorized', method: 'GET', path: '/v1/store/orders', auth: 'unknown key' },
   { operation: 'listOrders', status: 404, example: 'route_not_found', method: 'PUT', path: '/v1/store/orders' },

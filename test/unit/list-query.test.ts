@@ -15,8 +15,8 @@ const refusal = (parameters: Record<string, string>) => {
 describe('the v2 list query parameters', () => {
   it('default to 100 orders a page, no filter, no split; unknown parameters are ignored', () => {
     const { binding, ...read } = parseListQuery(null);
-    expect(read).toEqual({ pageSize: 100, linked: [] });
-    expect(parseListQuery({ foo: 'bar' })).toEqual({ pageSize: 100, binding, linked: [] });
+    expect(read).toEqual({ pageSize: 100, linked: [], stringIds: false });
+    expect(parseListQuery({ foo: 'bar' })).toEqual({ pageSize: 100, binding, linked: [], stringIds: false });
   });
 
   it('keep for the next link the parameters it repeats, as sent, and nothing else', () => {
@@ -49,10 +49,21 @@ describe('the v2 list query parameters', () => {
     [{ part: '3', parts: '2' }, 'part'],
     [{ part: '1', parts: '17' }, 'parts'],
     [{ part: '1', parts: '0' }, 'parts'],
+    [{ stringIds: '' }, 'stringIds'],
+    [{ stringIds: 'TRUE' }, 'stringIds'],
+    [{ stringIds: '1' }, 'stringIds'],
+    [{ stringIds: 'yes' }, 'stringIds'],
   ])('refuse %j with invalid_query_parameter naming %s', (parameters, name) => {
     const record = refusal(parameters);
     expect(record?.code).toBe('invalid_query_parameter');
     expect(record?.message.startsWith(`${name} `)).toBe(true);
+  });
+
+  it('ask for the text ids with stringIds=true only, repeat it in the next link, and leave it out of the binding', () => {
+    const asked = parseListQuery({ stringIds: 'true' });
+    expect([parseListQuery({ stringIds: 'false' }).stringIds, asked.stringIds]).toEqual([false, true]);
+    expect(asked.linked).toEqual([['stringIds', 'true']]);
+    expect(asked.binding).toBe(parseListQuery(null).binding);
   });
 
   it('refuse an empty cursor as invalid_cursor', () => {

@@ -109,7 +109,15 @@ describe('the OpenAPI document', () => {
     expect(codesOf('cancelOrder', '404')).toEqual(['order_not_found', 'route_not_found']);
     expect(codesOf('cancelOrder', '409')).toEqual(['order_already_shipped', 'order_not_cancellable']);
     expect(codesOf('cancelOrder', '400')).toEqual(['bad_request', 'invalid_order_id']);
-    expect(codesOf('listOrders', '400')).toEqual(['bad_request', 'invalid_query_parameter']);
+    // The v1 list reads no parameter it could refuse (stringIds other than true is ignored); v2 checks each.
+    expect(codesOf('listOrders', '400')).toEqual(['bad_request']);
+    expect(codesOf('listOrdersPaged', '400')).toEqual([
+      'bad_request',
+      'invalid_query_parameter',
+      'invalid_cursor',
+      'cursor_expired',
+      'cursor_mismatch',
+    ]);
     // HEAD, OPTIONS and any method a path has no operation for: 404 route_not_found on every path.
     for (const { operation } of operations) expect(codesOf(operation.operationId, '404')).toContain('route_not_found');
     expect(codesOf('listOrders', '503')).toEqual(['service_unavailable']);
@@ -259,10 +267,11 @@ describe('the error codes of each operation', () => {
       moduleGraph(resolve(dirname(resolve(repoRoot, file)), specifier!).slice(repoRoot.length + 1), seen);
     return seen;
   };
+  // A cursor's problem is its error code (cursor-keys.ts answers apiError(error.problem)).
   const raisedCodes = (handlerFile: string) =>
     new Set(
       [...moduleGraph(handlerFile)].flatMap((file) =>
-        [...read(file).matchAll(/\b(?:apiError|errorRecord)\(\s*'([a-z_]+)'/g)].map((match) => match[1]),
+        [...read(file).matchAll(/\b(?:apiError|errorRecord|new CursorError)\(\s*'([a-z_]+)'/g)].map((match) => match[1]),
       ),
     );
 

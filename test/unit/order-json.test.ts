@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { orderToJson, readStringIds } from '../../shared/order-json.ts';
+import { orderToJson } from '../../shared/order-json.ts';
 
 describe('orderToJson', () => {
   it('writes int64 ids as JSON numbers with every digit', () => {
@@ -23,23 +23,5 @@ describe('orderToJson', () => {
       '{"id":-9223372036854775808,"idStr":"-9223372036854775808","petId":9007199254740993,"petIdStr":"9007199254740993","quantity":2}',
     );
     expect(orderToJson({ id: '7' }, true)).toBe('{"id":7,"idStr":"7"}');
-  });
-});
-
-describe('readStringIds', () => {
-  it('is true only for stringIds=true, false when absent or false', () => {
-    expect([readStringIds(null), readStringIds({}), readStringIds({ stringIds: 'false' }), readStringIds({ stringIds: 'true' })]).toEqual([
-      false,
-      false,
-      false,
-      true,
-    ]);
-  });
-
-  it('refuses any other value with 400 invalid_query_parameter naming the parameter', () => {
-    for (const value of ['', 'TRUE', '1', 'yes'])
-      expect(() => readStringIds({ stringIds: value })).toThrow(
-        expect.objectContaining({ statusCode: 400, message: expect.stringContaining('stringIds must be true or false') }),
-      );
   });
 });

@@ -155,7 +155,7 @@ export interface operations {
     listOrders: {
         parameters: {
             query?: {
-                /** @description `true`: each order also carries `idStr` and `petIdStr`, its int64 fields as decimal strings, for clients whose JSON parser rounds integers above 2^53 − 1. `false` or absent: it does not. Any other value is 400 `invalid_query_parameter`. */
+                /** @description `true`: each order also carries `idStr` and `petIdStr`, its int64 fields as decimal strings, for clients whose JSON parser rounds integers above 2^53 − 1. `false` or absent: it does not. Any other value is ignored, as `false`. */
                 stringIds?: boolean;
             };
             header?: never;
@@ -189,7 +189,6 @@ export interface operations {
              * @description Error record. Possible `code` values:
              *
              *     - `bad_request` (API gateway): The request is malformed.
-             *     - `invalid_query_parameter`: A query parameter is malformed or out of range.
              */
             400: {
                 headers: {
@@ -200,7 +199,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorRecord"] & {
                         /** @enum {string} */
-                        code: "bad_request" | "invalid_query_parameter";
+                        code: "bad_request";
                         /** @constant */
                         status: 400;
                     };
