@@ -245,11 +245,6 @@ export const bundleCanaryScript = (outputDir: string, knownAnswers: readonly str
 };
 
 /**
- * Synthetics' Node.js runtime without a browser, on Lambda's Node.js 22 (the smoke check reads
- * through the client, which would also run on Node.js 20's syn-nodejs-3.x; the newer runtime stays).
- * aws-cdk-lib 2.276 names runtimes up to syn-nodejs-3.1 only, hence the name written out.
- */
-/**
  * The canary's STATUS_FILTER_CHECK: whether it asks for a filtered v2 page, which only a stage whose
  * status index exists (and is ACTIVE: docs/deploying.md#the-status-index) can answer with 200.
  */
@@ -264,6 +259,12 @@ export const statusFilterCheck = (config: Pick<StageConfig, 'stage' | 'ordersSta
 /** How often the synthetic client runs: its tier's daily quota holds every run of a day (test/unit/canary-quota.test.ts). */
 export const canaryIntervalMinutes = 1;
 
+/**
+ * Synthetics' Node.js runtime without a browser, on Lambda's Node.js 22 (the suite reads every int64
+ * exactly without JSON.parse's source text, so it would also run on Node.js 20's syn-nodejs-3.x;
+ * the newer runtime stays). aws-cdk-lib 2.276 names runtimes up to syn-nodejs-3.1 only, hence the
+ * name written out.
+ */
 export const canaryRuntime = new synthetics.Runtime('syn-nodejs-4.1', synthetics.RuntimeFamily.NODEJS);
 
 export type SyntheticClientProps = {
