@@ -228,30 +228,23 @@ describe('npm run smoke', () => {
     },
   );
 
-  it('refuses to run without a base URL or a key, exit code 2', async () => {
-    expect(await smoke([])).toMatchObject({ status: 2, output: expect.stringContaining('--base-url is required') });
-    expect(await smoke(['--base-url', service.url!], {})).toMatchObject({ status: 2, output: expect.stringContaining('STORE_API_KEY') });
-    expect(await smoke(['--base-url', 'ftp://x'])).toMatchObject({ status: 2, output: expect.stringContaining('http(s) URL') });
-    expect(await smoke(['--base-url', service.url!.replace(/\/v1$/, '')])).toMatchObject({
-      status: 2,
-      output: expect.stringContaining('must end in /v1'),
-    });
-    expect(await smoke(['--base-url', service.url!, '--no-such-option'])).toMatchObject({
-      status: 2,
-      output: expect.stringContaining('Usage:'),
-    });
-    expect(await smoke(['--base-url', service.url!, '--timeout-ms', '0'])).toMatchObject({
-      status: 2,
-      output: expect.stringContaining('--timeout-ms must be a positive whole number'),
-    });
-    expect(await smoke(['--base-url', service.url!, '--stage', 'prod'])).toMatchObject({
-      status: 2,
-      output: expect.stringContaining('--stage must be one of staging, production; got "prod"'),
-    });
-    expect(await smoke(['--base-url', service.url!, '--cancel', 'abc'])).toMatchObject({
-      status: 2,
-      output: expect.stringContaining('--cancel'),
-    });
+  // Eight runs at once: each is a node process refused on its arguments alone; one after another
+  // they took more than two minutes on a busy machine.
+  it('refuses to run without a base URL or a key, exit code 2', { timeout: 180_000 }, async () => {
+    const refusals: [string[], Record<string, string> | undefined, string][] = [
+      [[], undefined, '--base-url is required'],
+      [['--base-url', service.url!], {}, 'STORE_API_KEY'],
+      [['--base-url', 'ftp://x'], undefined, 'http(s) URL'],
+      [['--base-url', service.url!.replace(/\/v1$/, '')], undefined, 'must end in /v1'],
+      [['--base-url', service.url!, '--no-such-option'], undefined, 'Usage:'],
+      [['--base-url', service.url!, '--timeout-ms', '0'], undefined, '--timeout-ms must be a positive whole number'],
+      [['--base-url', service.url!, '--stage', 'prod'], undefined, '--stage must be one of staging, production; got "prod"'],
+      [['--base-url', service.url!, '--cancel', 'abc'], undefined, '--cancel'],
+    ];
+    const results = await Promise.all(refusals.map(([args, env]) => smoke(args, env)));
+    refusals.forEach(([args, , message], at) =>
+      expect(results[at], args.join(' ')).toMatchObject({ status: 2, output: expect.stringContaining(message) }),
+    );
   });
 });
 
