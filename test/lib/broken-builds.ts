@@ -118,7 +118,8 @@ export const faults = {
   },
 } as const satisfies Record<string, Fault>;
 
-const inject = (fault: Fault): Plugin => ({
+/** Applies the fault's edits as esbuild loads their files, and records each edit it applied in `applied`. */
+const inject = (fault: Fault, applied: Set<Edit>): Plugin => ({
   name: 'inject-fault',
   setup(pluginBuild) {
     const edits = [fault, ...(fault.also ?? [])];
@@ -129,6 +130,7 @@ const inject = (fault: Fault): Plugin => ({
       for (const edit of edits.filter(({ file }) => resolve(repoRoot, file) === args.path)) {
         if (!source.includes(edit.replace)) throw new Error(`${edit.file} no longer contains "${edit.replace}": update the fault`);
         source = source.replace(edit.replace, edit.with);
+        applied.add(edit);
       }
       return { contents: source, loader: 'ts' };
     });
@@ -138,6 +140,7 @@ const inject = (fault: Fault): Plugin => ({
 /** The broken build's code directory (index.mjs exporting `handler`, as the template's `index.handler` expects). */
 export const brokenBuild = async (fault: Fault): Promise<string> => {
   const dir = tempDir('store-orders-broken-');
+  const applied = new Set<Edit>();
   await build({
     entryPoints: [resolve(repoRoot, fault.handlerFile)],
     outfile: join(dir, 'index.mjs'),
@@ -147,9 +150,12 @@ export const brokenBuild = async (fault: Fault): Promise<string> => {
     target: 'node24',
     mainFields: ['module', 'main'],
     banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
-    plugins: [inject(fault)],
+    plugins: [inject(fault, applied)],
     logLevel: 'error',
   });
+  // A file the handler no longer bundles (moved, renamed) would leave the build unbroken.
+  for (const edit of [fault, ...(fault.also ?? [])])
+    if (!applied.has(edit)) throw new Error(`${edit.file} is not part of ${fault.handlerFile}'s bundle: update the fault`);
   return dir;
 };
 
