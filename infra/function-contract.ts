@@ -2,7 +2,8 @@
  * What a function's contract module (`functions/<function>/contract.ts`) states: everything the
  * rest of the house needs to know about that function and no more. The registry
  * (infra/registry.ts) collects the contracts; the CDK stack, the pre-traffic hook's targets, the
- * local service, the per-key limits, the monitoring and the OpenAPI document are built from it.
+ * local service, the per-key limits, the monitoring, the OpenAPI document and the probes' known-answer
+ * suite are built from it.
  * A handler never imports its contract (eslint.config.js), so what ships stays small: the facts a
  * handler needs at run time (its route) live in a module of its own that the contract reads.
  * No aws-cdk-lib here: the local run imports this module.
@@ -108,6 +109,13 @@ export type FunctionContract = {
   readonly alarms: FunctionAlarms;
   /** The page whose `### <alarm id>` sections its alarms' descriptions point to (checked at synth). */
   readonly runbook: string;
+  /**
+   * Its known answers (shared/known-answers.ts): a module beside the contract, relative to the
+   * repository root, exporting `knownAnswers`. The registry collects them into the pre-traffic
+   * hook's and the synthetic client's bundles and into `npm run smoke`, so a new function's checks
+   * run without touching any runner; the handler never imports them.
+   */
+  readonly knownAnswers: string;
 };
 
 /** An operation of the API: a function behind a route. */

@@ -177,11 +177,11 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
 
 /**
  * The synthetic client's tier (npm run keys -- canary), the same on every stage: each minute's run
- * sends eight or nine requests with its key (two v1 lists, two or three v2 pages, an unknown route,
- * three cancels: an id that cannot exist and its own pending order twice), besides a wrong key, as
- * fast as they answer, so the burst holds them (a 429 beyond it carries Retry-After: 1, which the
- * smoke check waits out as busy). The daily quota holds the worst day, every check of every run
- * busy until its fifth try (59,040 requests): a spent quota fails the run, since the service's own
+ * sends the known-answer suite's requests with its key (14 when every answer is right:
+ * functions/canary/smoke-check.ts keyedRequestsPerRun), besides a wrong key, as fast as they
+ * answer, so the burst holds most of them (a 429 beyond it carries Retry-After: 1, which the
+ * runner waits out as busy). The daily quota holds the worst day, every request of every run busy
+ * until its fifth try (100,800 requests): a spent quota fails the run, since the service's own
  * probe running out is a configuration error (test/unit/canary-quota.test.ts). The pre-traffic
  * hook presents the key to the authorizer directly, never through the usage plan. A key of this
  * tier is answered a bounded v1 list (shared/probes.ts).
@@ -190,7 +190,7 @@ const canaryTier: Tier = {
   throttling: { rateLimit: 2, burstLimit: 8 },
   listThrottling: { rateLimit: 0.5, burstLimit: 2 },
   pagedListThrottling: { rateLimit: 1, burstLimit: 4 },
-  dailyQuota: 100_000,
+  dailyQuota: 120_000,
   concurrentLists: 2,
 };
 

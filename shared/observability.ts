@@ -59,6 +59,11 @@ export const metricNames = {
    * was never refused. A busy check is no failed check.
    */
   probeBusy: 'ProbeBusy',
+  /**
+   * Published by the synthetic client once a run beside ProbeBusy: how many of its checks it could
+   * not set up (its key unreadable, its probe order refused). Its own alarm, never CanaryFailed.
+   */
+  canarySetupFailed: 'CanarySetupFailed',
   /** Not emitted by a function: counted from the API access log by a metric filter (infra/). */
   authorizerFailures: 'AuthorizerFailures',
   /** Likewise: requests answered 429 (a key's usage plan or the stage throttle), per route. */

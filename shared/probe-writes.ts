@@ -1,11 +1,12 @@
 /**
- * The only writes the service's probes make (the synthetic client and the pre-traffic hook): an
- * order of their own in the orders table, pending, in a reserved id (shared/probes.ts), which they
- * cancel through the API, read back, and delete; and their ProbeBusy count in CloudWatch. The
- * probes' roles allow exactly these items, attributes and namespace
+ * The only writes the service's probes make (the synthetic client, the pre-traffic hook, and
+ * `npm run smoke` against `npm start`): orders of their own in the orders table, in a reserved id
+ * (shared/probes.ts), pending or shipped, which their checks cancel through the API, read back and
+ * delete; and their run's counts in CloudWatch (ProbeBusy; the synthetic client's
+ * CanarySetupFailed). The probes' roles allow exactly these items, attributes and namespace
  * (infra/cdk/probe-access.ts; docs/api.md#orders-the-service-keeps-for-its-own-checks).
  */
-import { CloudWatchClient, PutMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import { CloudWatchClient, type MetricDatum, PutMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import {
   ConditionalCheckFailedException,
   DeleteItemCommand,
@@ -13,7 +14,8 @@ import {
   GetItemCommand,
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { fail } from './answers.ts';
+import { SetupFailed } from './answers.ts';
+import type { ProbeOrderStore, StoredProbeOrder } from './known-answers.ts';
 import { metricNames, probeMetricsNamespace } from './observability.ts';
 import { probeOrderId } from './probes.ts';
 
@@ -31,20 +33,12 @@ export type ProbeOrders = {
 
 const epochSeconds = () => Math.floor(Date.now() / 1000);
 
-/** The prober's pending order `id`, as written: free again `lifetimeSeconds` after `now`. */
-const pendingItem = (orders: ProbeOrders, id: string, now: number) => ({
-  id: { N: id },
-  status: { S: 'pending' },
-  probe: { S: orders.by },
-  probeExpiresAt: { N: String(now + orders.lifetimeSeconds) },
-});
-
 /**
- * Writes a pending order of the prober's own in the first free slot, starting from one its name
- * picks (so that hooks running at once start apart): free is absent, expired, or the prober's own
- * leftover. Never overwrites anything else: an item another system wrote there stays. Returns its id.
+ * Writes an order of the prober's own with `status` in the first free slot, starting from one its
+ * name picks (so that hooks running at once start apart): free is absent, expired, or the prober's
+ * own leftover. Never overwrites anything else: an item another system wrote there stays. Its id.
  */
-export const createProbeOrder = async (orders: ProbeOrders): Promise<string> => {
+export const putProbeOrder = async (orders: ProbeOrders, status: 'pending' | 'shipped'): Promise<string> => {
   const start = [...orders.by].reduce((sum, char) => sum + char.charCodeAt(0), 0) % orders.slots.length;
   const now = epochSeconds();
   for (let i = 0; i < orders.slots.length; i++) {
@@ -53,7 +47,12 @@ export const createProbeOrder = async (orders: ProbeOrders): Promise<string> => 
       await orders.client.send(
         new PutItemCommand({
           TableName: orders.tableName,
-          Item: pendingItem(orders, id, now),
+          Item: {
+            id: { N: id },
+            status: { S: status },
+            probe: { S: orders.by },
+            probeExpiresAt: { N: String(now + orders.lifetimeSeconds) },
+          },
           ConditionExpression: 'attribute_not_exists(#id) OR #expires < :now OR #probe = :by',
           ExpressionAttributeNames: { '#id': 'id', '#expires': 'probeExpiresAt', '#probe': 'probe' },
           ExpressionAttributeValues: { ':now': { N: String(now) }, ':by': { S: orders.by } },
@@ -65,28 +64,11 @@ export const createProbeOrder = async (orders: ProbeOrders): Promise<string> => 
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   }
-  return fail(`every probe order slot (${orders.slots.length}) is held by another probe`);
-};
-
-/**
- * Writes the prober's own order `id` pending again (after a comparison cancelled it through another
- * version: functions/pre-traffic-hook/checks.ts); never an item another prober or system holds.
- */
-export const putBackPending = async (orders: ProbeOrders, id: string): Promise<void> => {
-  await orders.client.send(
-    new PutItemCommand({
-      TableName: orders.tableName,
-      Item: pendingItem(orders, id, epochSeconds()),
-      ConditionExpression: '#probe = :by',
-      ExpressionAttributeNames: { '#probe': 'probe' },
-      ExpressionAttributeValues: { ':by': { S: orders.by } },
-    }),
-    { abortSignal: orders.signal() },
-  );
+  throw new Error(`every probe order slot (${orders.slots.length}) is held by another probe`);
 };
 
 /** The probe order as stored (consistent read): its status and cancelledAt, or undefined when it is gone. */
-export const readProbeOrder = async (orders: ProbeOrders, id: string): Promise<{ status?: string; cancelledAt?: string } | undefined> => {
+export const readProbeOrder = async (orders: ProbeOrders, id: string): Promise<StoredProbeOrder | undefined> => {
   const { Item } = await orders.client.send(
     new GetItemCommand({
       TableName: orders.tableName,
@@ -118,35 +100,55 @@ export const deleteProbeOrder = async (orders: ProbeOrders, id: string, signal =
   }
 };
 
+const messageOf = (error: unknown) =>
+  error instanceof Error
+    ? error.name === 'TimeoutError' || error.name === 'AbortError'
+      ? 'no answer in time'
+      : `${error.name}: ${error.message}`
+    : String(error);
+
 /**
- * Cancels the probe's pending order through the service (`cancel` answers the request id of a 204,
- * or throws the check's failure), reads it back, and cancels it again: 204 both times, and stored
- * `cancelled` with its `cancelledAt` in between. A release that answers 409 for a pending order,
- * or 204 without cancelling, fails here.
+ * The checks' view of the prober's orders: a write or a read DynamoDB refuses (IAM, throttling, the
+ * table) is the prober's setup failing (SetupFailed), not the release's answer; a deletion that
+ * fails is noted with `note` (the slot is free again once the order expires).
  */
-export const checkProbeCancel = async (orders: ProbeOrders, id: string, cancel: (id: string) => Promise<string>): Promise<string> => {
-  const first = await cancel(id);
-  const stored = await readProbeOrder(orders, id);
-  if (stored?.status !== 'cancelled' || stored.cancelledAt === undefined)
-    fail(
-      `answered 204, but the order is stored ${stored === undefined ? 'nowhere' : JSON.stringify(stored)}, not cancelled with its cancelledAt`,
-    );
-  await cancel(id);
-  return `order ${id}: 204 (X-Request-Id ${first}), stored cancelled at ${stored!.cancelledAt}, and 204 again`;
-};
+export const probeOrderStore = (orders: ProbeOrders, note: (line: string) => void): ProbeOrderStore => ({
+  put: (status) =>
+    putProbeOrder(orders, status).catch((error: unknown) => {
+      throw new SetupFailed(`could not write its ${status} probe order in ${orders.tableName}: ${messageOf(error)}`);
+    }),
+  read: (id) =>
+    readProbeOrder(orders, id).catch((error: unknown) => {
+      throw new SetupFailed(`could not read its probe order ${id} back: ${messageOf(error)}`);
+    }),
+  remove: (id) =>
+    deleteProbeOrder(orders, id, AbortSignal.timeout(5_000)).catch((error: unknown) =>
+      note(`probe order ${id} not deleted (its slot is free again once it expires): ${messageOf(error)}`),
+    ),
+});
 
 const cloudwatch = new CloudWatchClient({ maxAttempts: 3 });
 
 /**
- * The run's ProbeBusy (namespace StoreOrders, dimension `service`, as the functions' own metrics):
- * how many of its checks found the service busy until their time ran out, 0 included, so that every
- * run is a datapoint. A failure to publish is the caller's to log, never the run's verdict.
+ * The run's counts (namespace StoreOrders/Probes, dimension `service`, as the functions' own
+ * metrics): ProbeBusy, how many of its checks found the service busy until their time ran out; and,
+ * for the synthetic client, CanarySetupFailed, how many it could not set up. 0 included, so that
+ * every run is a datapoint. A failure to publish is the caller's to log, never the run's verdict.
  */
-export const publishProbeBusy = async (service: string, busy: number, signal: AbortSignal) => {
+export const publishProbeRun = async (service: string, counts: { busy: number; setupFailed?: number }, signal: AbortSignal) => {
+  const datum = (MetricName: string, Value: number): MetricDatum => ({
+    MetricName,
+    Dimensions: [{ Name: 'service', Value: service }],
+    Value,
+    Unit: 'Count',
+  });
   await cloudwatch.send(
     new PutMetricDataCommand({
       Namespace: probeMetricsNamespace,
-      MetricData: [{ MetricName: metricNames.probeBusy, Dimensions: [{ Name: 'service', Value: service }], Value: busy, Unit: 'Count' }],
+      MetricData: [
+        datum(metricNames.probeBusy, counts.busy),
+        ...(counts.setupFailed === undefined ? [] : [datum(metricNames.canarySetupFailed, counts.setupFailed)]),
+      ],
     }),
     { abortSignal: signal },
   );

@@ -20,4 +20,5 @@ export const authorizerContract = {
   tableAccess: { apiKeys: ['dynamodb:GetItem'] },
   alarms: {},
   runbook: 'docs/runbook.md',
+  knownAnswers: 'functions/authorizer/known-answers.ts',
 } satisfies FunctionContract;

@@ -33,6 +33,7 @@ export const cancelOrderContract = {
     },
   },
   runbook: 'docs/runbook.md',
+  knownAnswers: 'functions/cancel-order/known-answers.ts',
   published: {
     description:
       'Cancels a `pending` order (its status becomes `cancelled`). Cancelling an order that is already cancelled ' +

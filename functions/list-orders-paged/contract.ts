@@ -116,6 +116,7 @@ export const listOrdersPagedContract = {
     latencyP99: { name: 'PagedList', alarm: 'PagedListLatencyP99', thresholdMs: { staging: 4000, production: 2000 } },
   },
   runbook: 'docs/runbook.md',
+  knownAnswers: 'functions/list-orders-paged/known-answers.ts',
   published: {
     description:
       '**Experimental.** Orders in pages: each page holds up to `pageSize` orders and, unless it is the last, a `nextCursor` ' +

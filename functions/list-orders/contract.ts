@@ -106,6 +106,7 @@ export const listOrdersContract = {
     },
   },
   runbook: 'docs/runbook.md',
+  knownAnswers: 'functions/list-orders/known-answers.ts',
   published: {
     description: listOrdersDescription(stages.production),
     success: {

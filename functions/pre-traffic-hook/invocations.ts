@@ -4,6 +4,7 @@
  * list's client would, and either retried while the service is busy, all stopped at the run's
  * deadline.
  */
+import { constants, gunzipSync } from 'node:zlib';
 import { GetAliasCommand, InvokeCommand, InvokeWithResponseStreamCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { liveAliasName } from '../../shared/probes.ts';
 import { type Answer, fail, ServiceBusy } from '../../shared/answers.ts';
@@ -40,12 +41,23 @@ export const invoke = async (run: Deadline, functionArn: string, event: unknown)
   return { functionError: out.FunctionError, payload: (text === '' ? null : JSON.parse(text)) as Record<string, unknown> | null };
 };
 
-/** A proxy result as the client would receive it. */
+/** A body as the client would read it: gzip undone (a cut stream up to where it was cut), as a client's HTTP stack does. */
+const decoded = (headers: Headers, body: Buffer): string =>
+  (headers.get('content-encoding') === 'gzip' ? gunzipSync(body, { finishFlush: constants.Z_SYNC_FLUSH }) : body).toString('utf8');
+
+/** A proxy result as the client would receive it (API Gateway decodes a base64 body). */
 export const answerOf = (result: Awaited<ReturnType<typeof invoke>>): Answer => {
   if (result.functionError !== undefined)
     fail(`the function failed (${result.functionError}): ${JSON.stringify(result.payload).slice(0, 200)}`);
-  const value = result.payload as { statusCode?: number; headers?: Record<string, string>; body?: string } | null;
-  return { status: value?.statusCode ?? 0, headers: new Headers(value?.headers ?? {}), body: value?.body ?? '', firstByteMs: 0 };
+  const value = result.payload as {
+    statusCode?: number;
+    headers?: Record<string, string>;
+    body?: string;
+    isBase64Encoded?: boolean;
+  } | null;
+  const headers = new Headers(value?.headers ?? {});
+  const body = Buffer.from(value?.body ?? '', value?.isBase64Encoded === true ? 'base64' : 'utf8');
+  return { status: value?.statusCode ?? 0, headers, body: decoded(headers, body), firstByteMs: 0 };
 };
 
 /**
@@ -90,10 +102,11 @@ export const invokeStreamed = async (run: Deadline, functionArn: string, event: 
   const head = JSON.parse(all.subarray(0, at).toString('utf8')) as { statusCode?: number; headers?: Record<string, string> };
   const body = all.subarray(at + 8);
   const cut = body.byteLength >= maxBodyBytes;
+  const headers = new Headers(head.headers ?? {});
   return {
     status: head.statusCode ?? 0,
-    headers: new Headers(head.headers ?? {}),
-    body: (cut ? body.subarray(0, maxBodyBytes) : body).toString('utf8'),
+    headers,
+    body: decoded(headers, cut ? body.subarray(0, maxBodyBytes) : body),
     firstByteMs: firstByteMs ?? 0,
     ...(cut ? { cut } : {}),
   };
@@ -196,7 +209,7 @@ export const retriedWhileBusy = async <T>(
       if (await baselineAnswered(baseline, busyOf)) pairs.answered += 1;
       if (pairs.asked === pairsCompared && pairs.answered >= pairsCompared - 1)
         fail(
-          `busy in each of ${pairsCompared} tries (last: ${busy}) while the live version ${baseline.version}, asked the same beside each, answered as expected in ${pairs.answered}`,
+          `busy in each of ${pairsCompared} tries (last: ${busy}) while the live version ${baseline.version}, asked beside each, answered as expected in ${pairs.answered}`,
         );
     }
     const waitMs = Math.min(8_000, 250 * 2 ** (tries - 1)) * (0.5 + Math.random() / 2);

@@ -21,8 +21,10 @@ export const registryProblems = (registry: Registry, stage: StageName): string[]
     if (route.operation !== name) problems.push(`operation ${name}: its route names ${route.operation}`);
   const routes = registry.operations.map(({ route }) => `${route.method} ${resourcePath(route)}`);
   for (const route of new Set(routes.filter((route, i) => routes.indexOf(route) !== i))) problems.push(`two operations serve ${route}`);
-  for (const { name, function: settings } of functions)
+  for (const { name, function: settings, knownAnswers } of functions) {
     if (!existsSync(resolve(repoRoot, settings.handlerFile))) problems.push(`${name}: its handler ${settings.handlerFile} does not exist`);
+    if (!existsSync(resolve(repoRoot, knownAnswers))) problems.push(`${name}: its known answers ${knownAnswers} do not exist`);
+  }
   return problems.map((problem) => `${problem} (${stage})`);
 };
 

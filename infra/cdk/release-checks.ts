@@ -7,6 +7,11 @@
  * - SyntheticClient: a CloudWatch Synthetics canary calling the stage's public URL every minute
  *   with the stage's canary key, running the smoke check's code (functions/canary/handler.ts).
  *
+ * Both run the known-answer suite of every function of the registry (each contract's
+ * `knownAnswers`): their bundles are built here from an entry generated from the registry, which
+ * imports each function's suite and hands them to the runner (`suiteEntry`), so nothing that ships
+ * imports the registry and no runner keeps a list of its own.
+ *
  * The canary key lives in Secrets Manager (`npm run keys -- canary`); the stack names the secret
  * and grants read access to it, and never holds its value.
  */
@@ -18,18 +23,18 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as synthetics from 'aws-cdk-lib/aws-synthetics';
 import { Construct } from 'constructs';
-import { buildSync } from 'esbuild';
+import { type BuildOptions, buildSync } from 'esbuild';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
-import { canaryTimeoutSeconds, probeSlots } from '../../shared/probes.ts';
+import { canaryTimeoutSeconds, liveAliasName, probeSlots } from '../../shared/probes.ts';
 import { addStageLogGroup } from './log-groups.ts';
 import { canaryName, preTrafficHookFunctionName, serviceName } from '../names.ts';
 import { grantProbeWrites } from './probe-access.ts';
 import type { StageConfig } from '../stage-config.ts';
+import { knownAnswerFiles } from '../registry.ts';
 import { functionBundling, functionNodeOptions, repoRoot, type StoreFunction } from './store-function.ts';
 
 /** Secrets Manager appends six random characters to a secret's name in its ARN. */
@@ -45,13 +50,64 @@ const notInVpc = {
     'Not in a VPC (CT.LAMBDA.PR.3): it calls only AWS APIs (Lambda, DynamoDB, Secrets Manager, CodeDeploy) or the public API, over HTTPS with IAM-signed requests; a VPC would add endpoints or a NAT gateway for no isolation gained.',
 };
 
-/** The hook's variable holding a function's new version: listOrders → LIST_ORDERS_VERSION_ARN (functions/pre-traffic-hook/handler.ts). */
-export const versionArnVariable = (name: string): string => `${name.replace(/[A-Z]/g, (upper) => `_${upper}`).toUpperCase()}_VERSION_ARN`;
+/** A runner of the known-answer suite: its module, and the factory its entry hands every suite to. */
+type SuiteRunner = { readonly file: string; readonly factory: string };
+export const hookRunner: SuiteRunner = { file: resolve(repoRoot, 'functions/pre-traffic-hook/handler.ts'), factory: 'hookHandler' };
+export const canaryRunner: SuiteRunner = { file: resolve(repoRoot, 'functions/canary/handler.ts'), factory: 'canaryHandler' };
+
+/** The entry of a runner's bundle: each function's suite imported, in the registry's order, handed to the runner as `handler`. */
+export const suiteEntry = (runner: SuiteRunner, knownAnswers: readonly string[]): string =>
+  [
+    `import { ${runner.factory} } from ${JSON.stringify(runner.file)};`,
+    ...knownAnswers.map((file, i) => `import { knownAnswers as suite${i} } from ${JSON.stringify(file)};`),
+    `export const handler = ${runner.factory}([${knownAnswers.map((_, i) => `suite${i}`).join(', ')}]);`,
+  ].join('\n');
+
+/** Bundles a runner with the suites into `outfile`, by esbuild from the generated entry (no file of it in the repository). */
+const bundleSuiteRunner = (runner: SuiteRunner, knownAnswers: readonly string[], options: BuildOptions & { outfile: string }) => {
+  buildSync({
+    stdin: { contents: suiteEntry(runner, knownAnswers), resolveDir: repoRoot, sourcefile: `${runner.factory}-entry.ts`, loader: 'ts' },
+    bundle: true,
+    platform: 'node',
+    minify: true,
+    logLevel: 'error',
+    ...options,
+  });
+};
+
+const builtBundles = new Map<string, string>();
+
+/** A bundle built once per process and registry into a temporary folder (both stages and every test synth share it). */
+const builtOnce = (key: string, build: (dir: string) => void): string => {
+  const known = builtBundles.get(key);
+  if (known !== undefined) return known;
+  const dir = mkdtempSync(join(tmpdir(), 'store-orders-suite-runner-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  build(dir);
+  builtBundles.set(key, dir);
+  return dir;
+};
+
+/** The hook's bundle (index.mjs exporting `handler`, as every function's), with the registry's suites; returns `outputDir`. */
+export const bundlePreTrafficHook = (outputDir: string, knownAnswers: readonly string[] = knownAnswerFiles()): string => {
+  bundleSuiteRunner(hookRunner, knownAnswers, {
+    outfile: join(outputDir, 'index.mjs'),
+    format: 'esm',
+    target: functionBundling.target,
+    mainFields: [...(functionBundling.mainFields ?? [])],
+    sourcemap: true,
+    sourcesContent: false,
+    banner: { js: functionBundling.banner! },
+  });
+  return outputDir;
+};
 
 export type PreTrafficHookProps = {
   readonly config: StageConfig;
-  /** Every function of the registry; the hook finds each new version in `<NAME>_VERSION_ARN` (e.g. LIST_ORDERS_VERSION_ARN). */
+  /** Every function of the registry: the hook finds each new version in VERSION_ARNS, by the function's name. */
   readonly targets: readonly StoreFunction[];
+  /** Every function's known-answer module, in the registry's order (infra/registry.ts knownAnswerFiles). */
+  readonly knownAnswers: readonly string[];
   readonly ordersTable: dynamodb.ITable;
   /** `arn:…:execute-api:<region>:<account>:<api id>/<stage>`: the authorizer's methodArn begins so. */
   readonly methodArnPrefix: string;
@@ -63,7 +119,7 @@ export type PreTrafficHookProps = {
  * whichever alias moves, it checks every function's new version together, as API Gateway will use them.
  */
 export class PreTrafficHook extends Construct {
-  readonly function: NodejsFunction;
+  readonly function: lambda.Function;
   readonly role: iam.Role;
 
   constructor(scope: Construct, id: string, props: PreTrafficHookProps) {
@@ -80,17 +136,16 @@ export class PreTrafficHook extends Construct {
     Validations.of(this.function).acknowledge(notInVpc);
   }
 
-  /** The hook's function: each new version's ARN in its environment, and what its checks read. */
-  private addFunction(props: PreTrafficHookProps, logGroup: logs.ILogGroup): NodejsFunction {
+  /** The hook's function: each new version's ARN in its environment (VERSION_ARNS, by function name), and what its checks read. */
+  private addFunction(props: PreTrafficHookProps, logGroup: logs.ILogGroup): lambda.Function {
     const { config } = props;
-    return new NodejsFunction(this, 'Function', {
+    const bundle = builtOnce(`hook ${props.knownAnswers.join(' ')}`, (dir) => bundlePreTrafficHook(dir, props.knownAnswers));
+    return new lambda.Function(this, 'Function', {
       // CodeDeploy's managed policy for Lambda deployments may invoke functions named so.
       functionName: preTrafficHookFunctionName(config.stage),
       description: 'Store Orders: checks the new versions before CodeDeploy moves an alias (BeforeAllowTraffic)',
-      entry: resolve(repoRoot, 'functions/pre-traffic-hook/handler.ts'),
-      handler: 'handler',
-      projectRoot: repoRoot,
-      depsLockFilePath: resolve(repoRoot, 'package-lock.json'),
+      code: lambda.Code.fromAsset(bundle),
+      handler: 'index.handler',
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
       // The list check reads the bounded list a probe is answered (shared/probes.ts), whatever the table holds.
@@ -100,7 +155,10 @@ export class PreTrafficHook extends Construct {
       role: this.role,
       logGroup,
       environment: {
-        ...Object.fromEntries(props.targets.map((fn) => [versionArnVariable(fn.name), fn.function.currentVersion.functionArn])),
+        // No function is named here: a function added to or taken from the registry changes this map alone.
+        VERSION_ARNS: Stack.of(this).toJsonString(
+          Object.fromEntries(props.targets.map((fn) => [fn.name, fn.function.currentVersion.functionArn])),
+        ),
         ORDERS_TABLE: props.ordersTable.tableName,
         CANARY_KEY_SECRET: canaryKeySecretName(config.stage),
         SERVICE_NAME: serviceName(config.stage),
@@ -109,16 +167,18 @@ export class PreTrafficHook extends Construct {
         CANARY_CONCURRENT_LISTS: String(config.tiers.canary.concurrentLists),
         NODE_OPTIONS: functionNodeOptions,
       },
-      bundling: functionBundling,
     });
   }
 
   /**
-   * Any version of each target function, named by a statement that never changes: a grant naming
-   * the new versions would change the role's policy seconds before CodeDeploy runs the hook, and
-   * IAM applies a policy change only eventually. And the `live` alias of each (lambda:GetAlias,
-   * whose resource is the function itself): which version it points at, the one a busy new
-   * version is compared with.
+   * Any published version of each target function, named by a statement that never changes: a grant
+   * naming the new versions would change the role's policy seconds before CodeDeploy runs the hook,
+   * and IAM applies a policy change only eventually. Never the `live` alias (what clients reach)
+   * nor `$LATEST`: an explicit Deny, since `<function>:*` matches both (Lambda's resource ARNs,
+   * lambda-api-permissions-ref). A version number is all IAM can tell, so the version `live` points
+   * at stays invokable by its number: the hook sends it only requests that change nothing
+   * (functions/pre-traffic-hook/prober.ts). And `lambda:GetAlias` (its resource is the function):
+   * which version `live` points at, the one a busy new version is compared with.
    */
   private grantInvokeAnyVersion(props: PreTrafficHookProps) {
     const functions = props.targets;
@@ -126,6 +186,13 @@ export class PreTrafficHook extends Construct {
       new iam.PolicyStatement({
         actions: ['lambda:InvokeFunction'],
         resources: functions.map((fn) => `${fn.function.functionArn}:*`),
+      }),
+    );
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        effect: iam.Effect.DENY,
+        actions: ['lambda:InvokeFunction'],
+        resources: functions.flatMap((fn) => [`${fn.function.functionArn}:${liveAliasName}`, `${fn.function.functionArn}:$LATEST`]),
       }),
     );
     this.role.addToPolicy(
@@ -164,26 +231,19 @@ export class PreTrafficHook extends Construct {
   }
 }
 
-/** The canary's script, bundled as CommonJS at nodejs/node_modules/canary.js (the Synthetics Node.js layout); returns `outputDir`. */
-export const bundleCanaryScript = (outputDir: string): string => {
-  buildSync({
-    entryPoints: [resolve(repoRoot, 'functions/canary/handler.ts')],
+/**
+ * The canary's script with the registry's suites, bundled as CommonJS at nodejs/node_modules/canary.js
+ * (the Synthetics Node.js layout); returns `outputDir`.
+ */
+export const bundleCanaryScript = (outputDir: string, knownAnswers: readonly string[] = knownAnswerFiles()): string => {
+  bundleSuiteRunner(canaryRunner, knownAnswers, {
     outfile: resolve(outputDir, 'nodejs/node_modules/canary.js'),
-    bundle: true,
-    platform: 'node',
     format: 'cjs',
     target: 'node22',
-    minify: true,
-    logLevel: 'error',
   });
   return outputDir;
 };
 
-/**
- * Synthetics' Node.js runtime without a browser, on Lambda's Node.js 22 (the smoke check reads
- * through the client, which would also run on Node.js 20's syn-nodejs-3.x; the newer runtime stays).
- * aws-cdk-lib 2.276 names runtimes up to syn-nodejs-3.1 only, hence the name written out.
- */
 /**
  * The canary's STATUS_FILTER_CHECK: whether it asks for a filtered v2 page, which only a stage whose
  * status index exists (and is ACTIVE: docs/deploying.md#the-status-index) can answer with 200.
@@ -199,26 +259,22 @@ export const statusFilterCheck = (config: Pick<StageConfig, 'stage' | 'ordersSta
 /** How often the synthetic client runs: its tier's daily quota holds every run of a day (test/unit/canary-quota.test.ts). */
 export const canaryIntervalMinutes = 1;
 
+/**
+ * Synthetics' Node.js runtime without a browser, on Lambda's Node.js 22 (the suite reads every int64
+ * exactly without JSON.parse's source text, so it would also run on Node.js 20's syn-nodejs-3.x;
+ * the newer runtime stays). aws-cdk-lib 2.276 names runtimes up to syn-nodejs-3.1 only, hence the
+ * name written out.
+ */
 export const canaryRuntime = new synthetics.Runtime('syn-nodejs-4.1', synthetics.RuntimeFamily.NODEJS);
-
-let canaryScriptDir: string | undefined;
-
-/** The canary's script, bundled into a temporary folder once per process (both stages and every test synth share it). */
-const builtCanaryScript = (): string => {
-  if (canaryScriptDir === undefined) {
-    const dir = mkdtempSync(join(tmpdir(), 'store-orders-canary-script-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    canaryScriptDir = bundleCanaryScript(dir);
-  }
-  return canaryScriptDir;
-};
 
 export type SyntheticClientProps = {
   readonly config: StageConfig;
   /** The stage's public base URL (…/v1). */
   readonly baseUrl: string;
-  /** Where its pending order of its own is written, cancelled through the API and deleted. */
+  /** Where its orders of its own are written, cancelled through the API and deleted. */
   readonly ordersTable: dynamodb.ITable;
+  /** Every function's known-answer module, in the registry's order (infra/registry.ts knownAnswerFiles). */
+  readonly knownAnswers: readonly string[];
 };
 
 /** The stage's synthetic client: a Synthetics canary running the read-only smoke check every minute. */
@@ -248,7 +304,9 @@ export class SyntheticClient extends Construct {
         handler: 'canary.handler',
         // Built once per synth process, then staged as an ordinary asset. (An asset with `bundling`
         // breaks Synthetics' own check of the layout when a synth skips bundling.)
-        code: synthetics.Code.fromAsset(builtCanaryScript()),
+        code: synthetics.Code.fromAsset(
+          builtOnce(`canary ${props.knownAnswers.join(' ')}`, (dir) => bundleCanaryScript(dir, props.knownAnswers)),
+        ),
       }),
       schedule: synthetics.Schedule.rate(Duration.minutes(canaryIntervalMinutes)),
       timeout: Duration.seconds(canaryTimeoutSeconds),

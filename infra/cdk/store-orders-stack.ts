@@ -17,7 +17,7 @@ import { registryProblems } from './contract-checks.ts';
 import { addFunctionSecrets } from './function-secrets.ts';
 import { addLogsKey, addStageLogGroup } from './log-groups.ts';
 import { deploymentApplicationName, functionConstructId, pascalCase, restApiName, serviceName } from '../names.ts';
-import { type FunctionName, functionsOf, type Registry, registry as serviceRegistry } from '../registry.ts';
+import { type FunctionName, functionsOf, knownAnswerFiles, type Registry, registry as serviceRegistry } from '../registry.ts';
 import type { DeploymentStrategy, StageConfig } from '../stage-config.ts';
 import { type TierName, tierProblems } from '../tiers.ts';
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
@@ -127,7 +127,12 @@ export class StoreOrdersStack extends Stack {
     this.usagePlans = addUsagePlans(this.api, this.config, this.routeFunctions);
     this.preTrafficHook = this.addPreTrafficHook(logsKey, props.skipPreTrafficHook ?? false);
     const baseUrl = this.api.urlForPath(basePath);
-    this.syntheticClient = new SyntheticClient(this, 'SyntheticClient', { config: this.config, baseUrl, ordersTable: this.ordersTable });
+    this.syntheticClient = new SyntheticClient(this, 'SyntheticClient', {
+      config: this.config,
+      baseUrl,
+      ordersTable: this.ordersTable,
+      knownAnswers: knownAnswerFiles(this.registry),
+    });
     const performed = tableOperations(functionsOf(this.registry).map((contract) => contract.tableAccess));
     this.monitoring = new StoreOrdersMonitoring(this, 'Monitoring', {
       config: this.config,
@@ -188,8 +193,9 @@ export class StoreOrdersStack extends Stack {
   private addPreTrafficHook(logsKey: kms.IKey, skip: boolean) {
     const hook = new PreTrafficHook(this, 'PreTrafficHook', {
       config: this.config,
-      // Every function of the registry is a target: the hook invokes its new version (<NAME>_VERSION_ARN).
+      // Every function of the registry is a target: the hook invokes its new version (VERSION_ARNS), with its known answers.
       targets: [this.authorizerFunction, ...this.routeFunctions.map(({ fn }) => fn)],
+      knownAnswers: knownAnswerFiles(this.registry),
       ordersTable: this.ordersTable,
       methodArnPrefix: `arn:${Aws.PARTITION}:execute-api:${Aws.REGION}:${Aws.ACCOUNT_ID}:${this.api.restApiId}/${this.config.stage}`,
       logsKey,

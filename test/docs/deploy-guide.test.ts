@@ -56,3 +56,19 @@ describe('docs/deploying.md, the first deploy', () => {
     expect(new Set(forStage)).toEqual(new Set(expected));
   });
 });
+
+describe('docs/deploying.md, the probes on a stage that has never run its hook', () => {
+  it('runs the hook on demand on staging once its canary key is stored, before any command deploys production', () => {
+    const at = (command: string) => {
+      const index = guide.indexOf(command);
+      expect(index, command).toBeGreaterThan(-1);
+      return index;
+    };
+    const probes = at('npm run probes -- --stage staging');
+    expect(probes).toBeGreaterThan(at('npm run keys -- canary --stage staging'));
+    expect(probes).toBeLessThan(at('npx cdk deploy StoreOrders-production'));
+    expect(at('npm run probes -- --stage production')).toBeGreaterThan(at('npm run keys -- canary --stage production'));
+    const scripts = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.probes).toBe('node infra/ops/on-demand-probes.ts');
+  });
+});

@@ -7,11 +7,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { keyedRequestsPerRun, smoke, type SmokeOptions } from '../../functions/canary/smoke-check.ts';
+import { loadSuites } from '../../infra/registry.ts';
 import type { LocalLimits } from '../../infra/local/rate-limits.ts';
-import { localStage } from '../../infra/stage-config.ts';
+import { localStage, stages } from '../../infra/stage-config.ts';
 import type { Tier } from '../../infra/tiers.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
-import { canaryTier, probeSlots } from '../../shared/probes.ts';
+import { probeSlots } from '../../shared/probes.ts';
 import { dynamoDbEndpoint, order, startTestApi } from '../lib/local-api.ts';
 
 /** A canary tier whose quota is spent after `dailyQuota` requests; nothing else limits it. */
@@ -22,7 +23,11 @@ const spentSoon: Tier = {
   dailyQuota: 3,
   concurrentLists: 2,
 };
-const limits: LocalLimits = { tiers: { ...localStage.tiers, spentSoon }, defaultTier: localStage.defaultTier };
+/** The canary tier's quota and slots without its rates: every request of a right run is sent once, none retried after a 429. */
+const canaryUnthrottled: Tier = { ...spentSoon, dailyQuota: stages.production.tiers.canary.dailyQuota };
+const limits: LocalLimits = { tiers: { ...localStage.tiers, canaryUnthrottled, spentSoon }, defaultTier: localStage.defaultTier };
+
+const suites = await loadSuites();
 
 describe("the synthetic client's requests with its key", () => {
   let api: Awaited<ReturnType<typeof startTestApi>>;
@@ -63,14 +68,15 @@ describe("the synthetic client's requests with its key", () => {
       return realFetch(input, init);
     });
     const lines: string[] = [];
-    const outcome = await smoke(options, (line) => lines.push(line));
+    const { failed, busy } = await smoke(options, suites, (line) => lines.push(line));
+    const outcome = { failed, busy };
     return { options, outcome, lines, keyed: sent.filter(Boolean).length };
   };
 
   it('sends as many as keyedRequestsPerRun says a right run sends', async () => {
-    const { options, outcome, lines, keyed } = await run(canaryTier);
+    const { options, outcome, lines, keyed } = await run('canaryUnthrottled');
     expect(outcome, lines.join('\n')).toEqual({ failed: 0, busy: 0 });
-    expect(keyed).toBe(keyedRequestsPerRun(options).right);
+    expect(keyed).toBe(keyedRequestsPerRun(options, suites).right);
   });
 
   it('fails the run, naming the quota, once the key’s daily quota is spent: not busy until midnight', async () => {

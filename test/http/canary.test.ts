@@ -1,9 +1,9 @@
 /**
  * The Synthetics canary's script as the stack ships it (bundled by the same function the stack
- * calls), run against `npm start`. Its key comes from Secrets Manager (a local stand-in,
- * ../lib/fake-aws.ts), as on a stage. The smoke check reads through the API's client, bundled
- * from its source, which keeps int64 ids exact without JSON.parse's source text: the bundle passes
- * on Node.js 20 too.
+ * calls, with the registry's known-answer suite), run against `npm start`. Its key comes from
+ * Secrets Manager (a local stand-in, ../lib/fake-aws.ts), as on a stage. Every int64 is read exactly
+ * without JSON.parse's source text: the bundle passes on Node.js 20 too. A canary that cannot run
+ * (its settings, its key, its probe orders) passes its run and says so in CanarySetupFailed.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -58,7 +58,7 @@ describe("the Synthetics canary's script against npm start", () => {
   const probeBusy = () => fake.metricData.filter((datum) => datum.MetricName === 'ProbeBusy');
 
   /** One canary run: the handler's result or its error, and what it printed. */
-  const canaryRun = (node = process.execPath, statusFilter: string | null = 'on') =>
+  const canaryRun = (node = process.execPath, statusFilter: string | null = 'on', environment: Record<string, string> = {}) =>
     new Promise<{ result?: string; error?: string; output: string }>((resolve) => {
       const script = `require(${JSON.stringify(bundle)}).handler().then((result) => console.log(JSON.stringify({ result })), (error) => console.log(JSON.stringify({ error: error.message })));`;
       execFile(
@@ -78,6 +78,7 @@ describe("the Synthetics canary's script against npm start", () => {
             AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY,
             ...fake.endpoints,
             AWS_ENDPOINT_URL_DYNAMODB: dynamoDbEndpoint(),
+            ...environment,
           },
           timeout: 60_000,
         },
@@ -88,26 +89,37 @@ describe("the Synthetics canary's script against npm start", () => {
       );
     });
 
-  it('passes every smoke check with the canary key it reads from the secret store, printing what it checked but never the key', async () => {
-    const before = probeBusy().length;
+  /** The CanarySetupFailed values the runs published. */
+  const setupFailed = () => fake.metricData.filter((datum) => datum.MetricName === 'CanarySetupFailed');
+
+  it('passes every known answer with the canary key it reads from the secret store, printing what it checked but never the key', async () => {
+    const before = fake.metricData.length;
     const { result, error, output } = await canaryRun();
     expect(error).toBeUndefined();
-    expect(result).toBe('All 8 checks passed.');
-    expect(output).toMatch(/^PASS {2}list: 200, 7 orders/m);
-    // A page of one, then the next through its cursor: its own pending order is in the store meanwhile, never listed.
-    expect(output).toMatch(/^PASS {2}v2 first and second page: 200 and 200 through the cursor, [01] and [01] orders, X-Request-Id \S+$/m);
-    expect(output).toMatch(/^PASS {2}v2 page of pending orders: 200, 4 orders, the last page, X-Request-Id \S+$/m);
-    expect(output).toMatch(/^PASS {2}wrong key: 401 unauthorized/m);
+    expect(result).toBe('All 12 checks passed.');
+    expect(output).toMatch(/^PASS {2}v1 list: 200, 7 valid orders in \d+ bytes, each id once$/m);
+    expect(output).toMatch(/^PASS {2}v2 pages of one through their cursors: 3 pages of one, 3 distinct orders: each cursor moved on$/m);
+    expect(output).toMatch(/^PASS {2}v2 page filtered by status: 200, 4 orders, each pending, the last page$/m);
+    expect(output).toMatch(/^PASS {2}authorizer refuses a wrong key: 401 unauthorized, X-Request-Id \S+, WWW-Authenticate: Bearer$/m);
+    // Its own orders, in the synthetic client's reserved id: a pending one cancelled, a shipped one refused.
     expect(output).toMatch(
-      /^PASS {2}cancel of a pending order: order -9223372036854775700: 204 \(X-Request-Id \S+\), stored cancelled at \S+, and 204 again$/m,
+      /^PASS {2}cancel of a pending order, and again: order -9223372036854775700: 204, X-Request-Id \S+, stored cancelled at \S+; again 204, unchanged$/m,
     );
+    expect(output).toMatch(/^PASS {2}cancel of a shipped order: order -9223372036854775700: 409 order_already_shipped/m);
     expect(output).not.toContain(canaryKey);
-    // Its own order is gone after the run, and the run says it was never busy.
+    // Its own orders are gone after the run, and the run says it was never busy and set every check up.
     expect(await probeOrdersLeft()).toEqual([]);
-    expect(probeBusy().slice(before)).toEqual([
+    expect(fake.metricData.slice(before)).toEqual([
       {
         Namespace: 'StoreOrders/Probes',
         MetricName: 'ProbeBusy',
+        Dimensions: [{ Name: 'service', Value: 'store-orders-local' }],
+        Value: 0,
+        Unit: 'Count',
+      },
+      {
+        Namespace: 'StoreOrders/Probes',
+        MetricName: 'CanarySetupFailed',
         Dimensions: [{ Name: 'service', Value: 'store-orders-local' }],
         Value: 0,
         Unit: 'Count',
@@ -124,10 +136,10 @@ describe("the Synthetics canary's script against npm start", () => {
     try {
       const { result, error, output } = await canaryRun();
       expect(error).toBeUndefined();
-      expect(output).toMatch(/^BUSY {2}list: 429 too_many_requests, Retry-After 1 \(5 tries\), past this run's time$/m);
-      expect(output).toMatch(/^BUSY {2}list with gzip: 429 too_many_requests/m);
+      expect(output).toMatch(/^BUSY {2}v1 list: 429 too_many_requests, Retry-After 1 \(5 tries\), past this run's time$/m);
+      expect(output).toMatch(/^BUSY {2}v1 list with gzip: 429 too_many_requests/m);
       expect(output).not.toMatch(/^FAIL/m);
-      expect(result).toBe("6 of 8 checks passed, 2 busy (the service refused with Retry-After until the run's time ran out).");
+      expect(result).toBe("10 of 12 checks passed, 2 busy (refused with Retry-After until the run's time ran out).");
       expect(
         probeBusy()
           .slice(before)
@@ -138,14 +150,11 @@ describe("the Synthetics canary's script against npm start", () => {
     }
   }, 90_000);
 
-  it.runIf(node20 !== undefined)(
-    'passes on Node.js 20 as well: the client reads int64 ids exactly without JSON.parse source text',
-    async () => {
-      const { result, error } = await canaryRun(node20);
-      expect(error).toBeUndefined();
-      expect(result).toBe('All 8 checks passed.');
-    },
-  );
+  it.runIf(node20 !== undefined)('passes on Node.js 20 as well: every int64 is read exactly without JSON.parse source text', async () => {
+    const { result, error } = await canaryRun(node20);
+    expect(error).toBeUndefined();
+    expect(result).toBe('All 12 checks passed.');
+  });
 
   it('fails the run, naming the checks that failed, when its key is refused', async () => {
     const secret = fake.secrets.get(secretName)!;
@@ -153,23 +162,49 @@ describe("the Synthetics canary's script against npm start", () => {
     try {
       const { result, error } = await canaryRun();
       expect(result).toBeUndefined();
-      expect(error).toMatch(/^FAIL {2}list: expected 200, got 401/);
-      expect(error).toContain('FAIL  list with gzip: expected 200, got 401');
-      expect(error).toContain('FAIL  v2 first and second page: expected 200, got 401 unauthorized');
-      expect(error).toContain('FAIL  v2 page of pending orders: expected 200, got 401 unauthorized');
-      expect(error).toContain('FAIL  cancel an id that cannot exist: expected 404 order_not_found, got 401');
+      expect(error).toMatch(/^FAIL {2}authorizer allows the key: refused it: 401/);
+      expect(error).toContain('FAIL  v1 list: expected 200, got 401');
+      expect(error).toContain('FAIL  v2 pages of one through their cursors: expected 200, got 401');
+      expect(error).toContain('FAIL  cancel of an absent order: expected 404 order_not_found, got 401');
     } finally {
       fake.secrets.set(secretName, secret);
     }
   });
 
-  it('asks for no filtered page while its stage has statusFilterChecks off, and refuses a STATUS_FILTER_CHECK it does not know', async () => {
+  it('asks for no filtered page while its stage has statusFilterChecks off', async () => {
     const off = await canaryRun(process.execPath, 'off');
     expect(off.error).toBeUndefined();
-    expect(off.result).toBe('All 7 checks passed.');
-    expect(off.output).not.toContain('v2 page of pending orders');
-    expect((await canaryRun(process.execPath, null)).error).toBe('STATUS_FILTER_CHECK must be on or off; got ""');
-    expect((await canaryRun(process.execPath, 'yes')).error).toBe('STATUS_FILTER_CHECK must be on or off; got "yes"');
+    expect(off.result).toBe('11 of 12 checks passed, 1 skipped.');
+    expect(off.output).toMatch(/^SKIP {2}v2 page filtered by status: /m);
+  });
+
+  it('is no failing release when it cannot run: its settings, its key or its own probe orders refused are SETUP, the run passes, CanarySetupFailed counts them', async () => {
+    const before = setupFailed().length;
+    // Settings the stack got wrong: nothing can run.
+    const unknown = await canaryRun(process.execPath, 'yes');
+    expect(unknown.error).toBeUndefined();
+    expect(unknown.result).toBe('SETUP settings: STATUS_FILTER_CHECK must be on or off; got "yes"');
+    // Its key never stored (`npm run keys -- canary` not run yet): nothing can run.
+    const secret = fake.secrets.get(secretName)!;
+    fake.secrets.delete(secretName);
+    const keyless = await canaryRun().finally(() => fake.secrets.set(secretName, secret));
+    expect(keyless.error).toBeUndefined();
+    expect(keyless.result).toMatch(
+      /^SETUP canary key: secret store-orders\/local\/canary-key unreadable \(.*\); create it with `npm run keys -- canary --stage <stage>`$/,
+    );
+    // Its probe orders refused (as IAM or throttling would refuse them): those checks only; the others run and pass.
+    const refused = await canaryRun(process.execPath, 'on', { ORDERS_TABLE: 'no-such-orders-table' });
+    expect(refused.error).toBeUndefined();
+    expect(refused.output).toMatch(
+      /^SETUP cancel of a pending order, and again: could not write its pending probe order in no-such-orders-table: /m,
+    );
+    expect(refused.output).toMatch(/^SETUP cancel of a shipped order: /m);
+    expect(refused.result).toBe('10 of 12 checks passed, 2 not set up (cancel of a pending order, and again, cancel of a shipped order).');
+    expect(
+      setupFailed()
+        .slice(before)
+        .map((datum) => datum.Value),
+    ).toEqual([1, 1, 2]);
   });
 
   it("cancels no client's order with the canary key: 404 order_not_found, the order left pending, while a client's key cancels it", async () => {

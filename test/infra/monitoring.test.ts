@@ -51,6 +51,7 @@ const alarmKinds: Record<string, 'page' | 'ticket'> = {
   ListLeasesTableSystemErrors: 'page',
   CanaryFailed: 'page',
   CanaryStopped: 'page',
+  CanarySetupFailed: 'page',
   // The probes busy in most runs check little: the team is told.
   ProbeBusy: 'ticket',
 };

@@ -6,14 +6,15 @@
  * hook target and OpenAPI path; a contract missing a runbook section or a stage's threshold stops
  * the synth with a message that names it. Taking v2 away (its folder and its line) leaves a house
  * that synthesizes, and nothing outside v2's folder and the registry imports from that folder.
- * (test/http/registry.test.ts starts the local service with either registry.)
+ * test/shipped/registry.test.ts runs the pre-traffic hook bundled from either registry.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { OperationContract } from '../../infra/function-contract.ts';
 import { buildOpenApiDocument } from '../../infra/openapi/document.ts';
-import { type Registry, registry } from '../../infra/registry.ts';
+import { knownAnswerFiles, type Registry, registry } from '../../infra/registry.ts';
+import { canaryRunner, hookRunner, suiteEntry } from '../../infra/cdk/release-checks.ts';
 import type { StageName } from '../../infra/stage-config.ts';
 import { throwAwayContract, withoutV2, withThrowAway } from '../fixtures/throw-away-operation/contract.ts';
 import { logicalId, methodsByRoute, repoRoot, roleActions, stageNames, synthApp } from '../lib/cdk.ts';
@@ -79,7 +80,8 @@ describe('a throw-away operation added to the registry alone', () => {
 
     it("is a target of the pre-traffic hook: its new version in the hook's environment, any version invokable, the hook on its alias", () => {
       const hook = resources[logicalId(s, s.preTrafficHook.function)]!.Properties;
-      const version = resources[hook.Environment.Variables.THROW_AWAY_VERSION_ARN.Ref]!;
+      const versions = hook.Environment.Variables.VERSION_ARNS['Fn::Join'][1] as unknown[];
+      const version = resources[(versions[versions.indexOf('","throwAway":"') + 1] as { Ref: string }).Ref]!;
       expect(version).toMatchObject({
         Type: 'AWS::Lambda::Version',
         Properties: { FunctionName: { Ref: logicalId(s, added.fn.function) } },
@@ -95,6 +97,14 @@ describe('a throw-away operation added to the registry alone', () => {
         Ref: logicalId(s, s.preTrafficHook.function),
       });
     });
+  });
+
+  it("gets its known answers into the hook's and the synthetic client's bundles, and the runners' own code is unchanged", () => {
+    const entries = [suiteEntry(hookRunner, knownAnswerFiles(withThrowAway)), suiteEntry(canaryRunner, knownAnswerFiles(withThrowAway))];
+    for (const entry of entries)
+      expect(entry).toContain(JSON.stringify(join(repoRoot, 'test/fixtures/throw-away-operation/known-answers.ts')));
+    // The runners are the same modules whatever the registry: only the generated entry lists the suites.
+    expect(entries[0]!.split('\n')[0]).toBe(suiteEntry(hookRunner, knownAnswerFiles(registry)).split('\n')[0]);
   });
 
   it('gets its path in the published OpenAPI document', () => {
@@ -146,8 +156,7 @@ describe('v2 taken away: its folder and its registry line', () => {
     expect(s.routeFunctions.map(({ contract }) => contract.name)).toEqual(['listOrders', 'cancelOrder']);
     expect([...methodsByRoute(app.template(stage)).keys()].sort()).toEqual(['DELETE /v1/store/orders/{orderId}', 'GET /v1/store/orders']);
     expect(s.secrets.size).toBe(0);
-    for (const gone of ['ListOrdersPaged', 'PagedListLatencyP99', 'LIST_ORDERS_PAGED_VERSION_ARN', 'cursor-keys'])
-      expect(text).not.toContain(gone);
+    for (const gone of ['ListOrdersPaged', 'listOrdersPaged', 'PagedListLatencyP99', 'cursor-keys']) expect(text).not.toContain(gone);
   });
 
   it('leaves a published document without /v2', () => {

@@ -35,15 +35,16 @@ describe.each(stageNames)('release checks of %s', (stage) => {
     // Its checks stop 30 s before this timeout, so it always reports; a probe's bounded list (256 KB and a page) needs no more memory.
     expect(hook).toMatchObject({ Timeout: 300, MemorySize: 512 });
     const variables = hook.Environment.Variables;
-    for (const [name, fn] of [
-      ['AUTHORIZER_VERSION_ARN', s.authorizerFunction],
-      ['LIST_ORDERS_VERSION_ARN', s.routeFunctions[0]!.fn],
-      ['CANCEL_ORDER_VERSION_ARN', s.routeFunctions[1]!.fn],
-      ['LIST_ORDERS_PAGED_VERSION_ARN', s.routeFunctions[2]!.fn],
-    ] as const) {
-      const version = resources[variables[name].Ref];
-      expect(version).toMatchObject({ Type: 'AWS::Lambda::Version', Properties: { FunctionName: { Ref: logicalId(s, fn.function) } } });
-    }
+    // One setting maps every function of the registry, by name, to its new version: none is named on its own.
+    const parts = variables.VERSION_ARNS['Fn::Join'][1] as unknown[];
+    const versionOf = (name: string) =>
+      resources[(parts[parts.findIndex((part) => String(part).endsWith(`"${name}":"`)) + 1] as { Ref: string }).Ref];
+    for (const fn of functions)
+      expect(versionOf(fn.name)).toMatchObject({
+        Type: 'AWS::Lambda::Version',
+        Properties: { FunctionName: { Ref: logicalId(s, fn.function) } },
+      });
+    expect(Object.keys(variables).filter((name) => name.endsWith('_VERSION_ARN'))).toEqual([]);
     expect(variables.ORDERS_TABLE).toEqual({ Ref: logicalId(s, s.ordersTable) });
     expect(variables.CANARY_KEY_SECRET).toBe(canaryKeySecretName(stage));
     // ProbeBusy's dimension, as the functions' own metrics carry it.
@@ -51,7 +52,7 @@ describe.each(stageNames)('release checks of %s', (stage) => {
     expect(JSON.stringify(t.toJSON())).not.toContain(config.keyPrefix);
   });
 
-  it("lets the hook read each function's live alias and invoke its live version (the comparison of a busy new version), evaluated: no other function, no alias change", async () => {
+  it("lets the hook read each function's live alias and invoke its published versions by number, never the live alias nor $LATEST, evaluated: no other function, no alias change", async () => {
     const cfn = t.toJSON() as CfnTemplate;
     const resolve = resolveTemplate(cfn, s.stackName);
     const roleId = logicalId(s, s.preTrafficHook.role);
@@ -63,6 +64,10 @@ describe.each(stageNames)('release checks of %s', (stage) => {
       // GetAlias's resource is the function (the Service Authorization Reference), the alias named in the request.
       expect(await verdict('lambda:GetAlias', arn), `GetAlias ${arn}`).toBe('Allowed');
       expect(await verdict('lambda:InvokeFunction', `${arn}:6`), `InvokeFunction ${arn}:6`).toBe('Allowed');
+      // What clients reach (the alias API Gateway invokes) and the unpublished code: never, whatever the event it would write.
+      expect(await verdict('lambda:InvokeFunction', `${arn}:live`), `InvokeFunction ${arn}:live`).toBe('ExplicitlyDenied');
+      expect(await verdict('lambda:InvokeFunction', `${arn}:$LATEST`), `InvokeFunction ${arn}:$LATEST`).toBe('ExplicitlyDenied');
+      expect(await verdict('lambda:InvokeFunction', arn), `InvokeFunction ${arn}`).not.toBe('Allowed');
       for (const action of ['lambda:UpdateAlias', 'lambda:ListAliases', 'lambda:GetFunction'])
         expect(await verdict(action, arn), `${action} ${arn}`).not.toBe('Allowed');
     }
@@ -89,8 +94,8 @@ describe.each(stageNames)('release checks of %s', (stage) => {
     const policy = Object.values(
       t.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: logicalId(s, s.preTrafficHook.role) }] } }),
     )[0]!;
-    const invoke = (policy.Properties.PolicyDocument.Statement as { Action: string; Resource: unknown }[]).find(
-      (statement) => statement.Action === 'lambda:InvokeFunction',
+    const invoke = (policy.Properties.PolicyDocument.Statement as { Action: string; Effect: string; Resource: unknown }[]).find(
+      (statement) => statement.Action === 'lambda:InvokeFunction' && statement.Effect === 'Allow',
     )!;
     // Stable across deploys: each function's versions by wildcard, never the version a deploy publishes.
     const expected = functions.map((fn) => ({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(s, fn.function), 'Arn'] }, ':*']] }));
@@ -130,6 +135,27 @@ describe.each(stageNames)('release checks of %s', (stage) => {
     expect(canary!.Properties.RunConfig.TimeoutInSeconds).toBe(canaryTimeoutSeconds);
     expect(JSON.stringify(canary!.Properties.RunConfig.EnvironmentVariables.BASE_URL)).toContain('/v1');
     expect(roleActions(t, canary!.Properties.ExecutionRoleArn['Fn::GetAtt'][0])).toContain('secretsmanager:GetSecretValue');
+  });
+
+  it('pages, apart from CanaryFailed, when the canary cannot set its checks up in three of five minutes', () => {
+    const alarm = Object.values(t.findResources('AWS::CloudWatch::Alarm')).find(
+      (candidate) => candidate.Properties.AlarmName === `StoreOrders-${stage}-CanarySetupFailed`,
+    )!.Properties;
+    expect(alarm).toMatchObject({
+      Namespace: 'StoreOrders/Probes',
+      MetricName: 'CanarySetupFailed',
+      Dimensions: [{ Name: 'service', Value: `store-orders-${stage}` }],
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 1,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 3,
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [{ Ref: logicalId(s, s.monitoring.alarmTopic) }],
+    });
+    // No deployment group watches it: a canary that cannot run rolls no release back.
+    for (const guards of Object.values(s.monitoring.guardsOf))
+      expect(guards.map((guard) => guard.node.id)).not.toContain('CanarySetupFailed');
   });
 
   it('pages on two failed canary runs in ten minutes, judged minute by minute', () => {

@@ -1,14 +1,12 @@
 /**
  * How the pre-traffic hook tells busy from wrong: only a documented refusal is busy (as the smoke
  * check judges it), a new version busy beside a live version that answers fails, busy only when
- * both are; and a filtered page's "index not ready" fails where DescribeTable says the index is ready.
- * The shipped hook against broken builds: test/shipped/pre-traffic-hook.test.ts.
+ * both are. The known answers themselves: test/unit/known-answers.test.ts; the shipped hook against
+ * broken builds: test/shipped/pre-traffic-hook.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { type Answer, ServiceBusy } from '../../shared/answers.ts';
-import { indexNotReadyMessage } from '../../shared/status-index.ts';
 import { busyAnswer, pairsCompared, retriedWhileBusy } from '../../functions/pre-traffic-hook/invocations.ts';
-import { v2StatusPageAnswers } from '../../functions/pre-traffic-hook/v2-page-checks.ts';
 
 const answer = (status: number, body: unknown, headers: Record<string, string> = {}): Answer => ({
   status,
@@ -57,7 +55,7 @@ describe('a busy new version beside the live one', () => {
     const run = { deadline: Date.now() + 120_000 };
     const answers = [good, busy, good, good, good];
     await expect(retriedWhileBusy(run, async () => busy, busyAnswer, live(answers))).rejects.toThrow(
-      /^busy in each of 5 tries \(last: answered 503 service_unavailable, Retry-After 1\) while the live version 6, asked the same beside each, answered as expected in 4$/,
+      /^busy in each of 5 tries \(last: answered 503 service_unavailable, Retry-After 1\) while the live version 6, asked beside each, answered as expected in 4$/,
     );
   }, 60_000);
 
@@ -85,21 +83,4 @@ describe('a busy new version beside the live one', () => {
     const run = { deadline: Date.now() + 60_000 };
     await expect(retriedWhileBusy(run, async () => answers[asked++]!, busyAnswer, live([good]))).resolves.toBe(good);
   }, 60_000);
-});
-
-describe('the filtered v2 page', () => {
-  const notReady = answer(503, record('service_unavailable', 503, indexNotReadyMessage), { 'Retry-After': '60' });
-  const ask = async (_query: Readonly<Record<string, string>>, busyOf?: (value: Answer) => string | undefined) => {
-    busyOf?.(notReady);
-    return notReady;
-  };
-  const withIndex = (IndexStatus: string) => async () => ({ GlobalSecondaryIndexes: [{ IndexName: 'status-index', IndexStatus }] });
-
-  it.each(['ACTIVE', 'UPDATING'])('fails an "index not ready" 503 where DescribeTable says the index is %s', async (status) => {
-    await expect(v2StatusPageAnswers(ask, withIndex(status)).run()).rejects.toThrow(/^DescribeTable says the status index is ready/);
-  });
-
-  it('passes it, as the documented refusal, while the index is CREATING', async () => {
-    await expect(v2StatusPageAnswers(ask, withIndex('CREATING')).run()).resolves.toMatch(/^the status index is not ready for Query: 503/);
-  });
 });

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
@@ -176,9 +176,9 @@ describe('functions/', () => {
     expect(readdirSync(join(repoRoot, 'functions')).filter((name) => !functionFolders.includes(name))).toEqual(['README.md']);
   });
 
-  it("holds in each folder only what its own function reaches (its contract aside), and no other function's bundle reaches in", () => {
+  it("holds in each folder only what its own function reaches (its contract and known answers aside), and no other function's bundle reaches in", () => {
     for (const folder of functionFolders) {
-      const files = sourcesOf(`functions/${folder}`).filter((file) => !file.endsWith('/contract.ts'));
+      const files = sourcesOf(`functions/${folder}`).filter((file) => !/\/(contract|known-answers)\.ts$/.test(file));
       expect(
         files.filter((file) => !bundles.get(folder)!.has(file)),
         `functions/${folder}/: files its handler does not reach`,
@@ -189,6 +189,13 @@ describe('functions/', () => {
             files.filter((file) => bundle.has(file)),
             `${other} reaches into functions/${folder}/`,
           ).toEqual([]);
+    }
+  });
+
+  it("gives each function with a contract its known answers beside it, which no function's own handler reaches (the registry hands them to the probes)", () => {
+    for (const folder of functionFolders.filter((name) => existsSync(join(repoRoot, `functions/${name}/contract.ts`)))) {
+      expect(existsSync(join(repoRoot, `functions/${folder}/known-answers.ts`)), folder).toBe(true);
+      for (const [other, bundle] of bundles) expect(bundle.has(`functions/${folder}/known-answers.ts`), `${other} reaches it`).toBe(false);
     }
   });
 
@@ -222,6 +229,7 @@ const sharedBaseNames = new Map([
   ['handler.ts', "each function's handler (functions/<function>/)"],
   ['route.ts', "each operation's route (functions/<operation>/)"],
   ['contract.ts', "each function's contract (functions/<function>/)"],
+  ['known-answers.ts', "each function's known answers, run by the probes (functions/<function>/, test/fixtures/<operation>/)"],
 ]);
 
 /** The base names found in more than one file of `files`, with those files, unless listed in sharedBaseNames. */

@@ -21,11 +21,21 @@ export const canaryFailedRule = { failedRuns: 2, minutes: 10 } as const;
 export const probeBusyRule = { busyRuns: 8, minutes: 15 } as const;
 
 /**
+ * CanarySetupFailed's rule: the synthetic client could not set up some of its checks (its settings,
+ * its key, its own probe orders refused: CanarySetupFailed ≥ 1) in `runs` of the last `minutes`
+ * one-minute periods. Not one run: a throttled write or a key rotated between two reads heals by
+ * the next run; three in five is a canary that stays unable to check.
+ */
+export const canarySetupFailedRule = { runs: 3, minutes: 5 } as const;
+
+/**
  * The service's own probes, which know the right answers (the synthetic client, a Synthetics
  * canary: infra/cdk/release-checks.ts). CanaryFailed, a guard of every deployment: its runs answer
  * wrongly. A run that meets a documented refusal (429, or 503 with Retry-After) waits it out or
  * reports it apart, never as a failure. CanaryStopped, a page: nothing runs, nothing checks.
- * ProbeBusy, a ticket: the probes' checks were refused as busy in most runs, so they check little.
+ * CanarySetupFailed, a page: the canary runs but cannot set its checks up (a canary that cannot run
+ * is not a failing release, so never CanaryFailed). ProbeBusy, a ticket: the probes' checks were
+ * refused as busy in most runs, so they check little.
  */
 export function addProbeAlarms(target: AlarmTarget, props: Pick<StoreOrdersMonitoringProps, 'canaryName' | 'config'>) {
   const { canaryName } = props;
@@ -63,6 +73,18 @@ export function addProbeAlarms(target: AlarmTarget, props: Pick<StoreOrdersMonit
       evaluationPeriods: 2,
       datapointsToAlarm: 2,
       treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    },
+  );
+  // A run that cannot set up a check passes (SuccessPercent 100): this alarm, not CanaryFailed, tells a person.
+  alarm(
+    target,
+    'CanarySetupFailed',
+    `The synthetic client (Synthetics canary ${canaryName}) could not set up its checks (its settings, its key, its own probe orders refused) in ${canarySetupFailedRule.runs} of the last ${canarySetupFailedRule.minutes} minutes: it checks the stage only in part, or not at all.`,
+    {
+      metric: serviceMetric(props, metricNames.canarySetupFailed, 'Maximum', probeMetricsNamespace).with({ period: Duration.minutes(1) }),
+      threshold: 1,
+      evaluationPeriods: canarySetupFailedRule.minutes,
+      datapointsToAlarm: canarySetupFailedRule.runs,
     },
   );
   alarm(
