@@ -26,6 +26,11 @@ export class ServiceBusy extends Error {
   override readonly name = 'ServiceBusy';
 }
 
+/** The prober could not set itself up (its key, its probe order): nothing was asked of the service, nothing failed there. */
+export class ProbeSetupFailed extends Error {
+  override readonly name = 'ProbeSetupFailed';
+}
+
 /** The answer's X-Request-Id (every answer carries one), or a failure. */
 export const requestIdOf = (answer: Answer) => answer.headers.get('x-request-id') || fail('no X-Request-Id header');
 

@@ -59,6 +59,12 @@ export const metricNames = {
    * was never refused. A busy check is no failed check.
    */
   probeBusy: 'ProbeBusy',
+  /**
+   * Published with ProbeBusy, once a synthetic client's run: how many of its own setup steps failed
+   * (its key unreadable, its probe order not written: IAM, a missing secret, throttling). 0 in a run
+   * that set up; a run that could not set up is not a failed run (CanarySetupFailed, not CanaryFailed).
+   */
+  probeSetupFailed: 'ProbeSetupFailed',
   /** Not emitted by a function: counted from the API access log by a metric filter (infra/). */
   authorizerFailures: 'AuthorizerFailures',
   /** Likewise: requests answered 429 (a key's usage plan or the stage throttle), per route. */

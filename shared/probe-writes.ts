@@ -138,15 +138,26 @@ export const checkProbeCancel = async (orders: ProbeOrders, id: string, cancel: 
 const cloudwatch = new CloudWatchClient({ maxAttempts: 3 });
 
 /**
- * The run's ProbeBusy (namespace StoreOrders, dimension `service`, as the functions' own metrics):
- * how many of its checks found the service busy until their time ran out, 0 included, so that every
- * run is a datapoint. A failure to publish is the caller's to log, never the run's verdict.
+ * The run's ProbeBusy and, for the synthetic client, its ProbeSetupFailed (namespace
+ * StoreOrders/Probes, dimension `service`, as the functions' own metrics): how many of its checks
+ * found the service busy until their time ran out, and how many of its own setup steps failed, 0
+ * included, so that every run is a datapoint. A failure to publish is the caller's to log, never
+ * the run's verdict.
  */
-export const publishProbeBusy = async (service: string, busy: number, signal: AbortSignal) => {
+export const publishProbeBusy = async (service: string, busy: number, signal: AbortSignal, setupFailed?: number) => {
+  const datum = (MetricName: string, Value: number) => ({
+    MetricName,
+    Dimensions: [{ Name: 'service', Value: service }],
+    Value,
+    Unit: 'Count' as const,
+  });
   await cloudwatch.send(
     new PutMetricDataCommand({
       Namespace: probeMetricsNamespace,
-      MetricData: [{ MetricName: metricNames.probeBusy, Dimensions: [{ Name: 'service', Value: service }], Value: busy, Unit: 'Count' }],
+      MetricData: [
+        datum(metricNames.probeBusy, busy),
+        ...(setupFailed === undefined ? [] : [datum(metricNames.probeSetupFailed, setupFailed)]),
+      ],
     }),
     { abortSignal: signal },
   );

@@ -6,7 +6,9 @@
  * the API and deletes. A run fails, and Synthetics records SuccessPercent 0, only when a check
  * found a wrong answer or an error no document promises; the error names the failed checks. A check
  * the service kept refusing with a documented 429 or 503 and Retry-After is BUSY: the run passes,
- * and its ProbeBusy count says so.
+ * and its ProbeBusy count says so. A run that cannot set itself up (its key unreadable, its probe
+ * order not written: IAM, a missing secret, throttling) asked the service nothing wrong: it passes,
+ * and its ProbeSetupFailed count pages a person (CanarySetupFailed), never a deploy's guard.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -42,8 +44,19 @@ export const handler = async (): Promise<string> => {
   const { baseUrl, secretId, statusFilter, ORDERS_TABLE, SERVICE_NAME } = settings();
   const deadline = startedAt + canaryTimeoutSeconds * 1000 - closingMs;
   const untilDeadline = () => AbortSignal.timeout(Math.max(1, deadline + closingMs / 2 - Date.now()));
+  const publish = (busy: number, setupFailed: number) =>
+    publishProbeBusy(SERVICE_NAME, busy, untilDeadline(), setupFailed).catch((error: unknown) =>
+      console.log(`ProbeBusy and ProbeSetupFailed not published: ${error instanceof Error ? error.message : String(error)}`),
+    );
   // Read on every run: a key rotated by `npm run keys -- canary` is used from the next run on.
-  const { key } = await readCanaryKey(secrets, secretId);
+  const canaryKey = await readCanaryKey(secrets, secretId).catch((error: unknown) => error as Error);
+  if (canaryKey instanceof Error) {
+    const line = `SETUP  canary key: not read from ${secretId}: ${canaryKey.message}. No check ran.`;
+    console.log(line);
+    await publish(0, 1);
+    return line;
+  }
+  const { key } = canaryKey;
   const lines: string[] = [];
   const probeOrders = {
     client: dynamodb,
@@ -55,13 +68,11 @@ export const handler = async (): Promise<string> => {
   };
   // The function ends a probe's list at its bound; reading stops past it only for a version that does not.
   const options = { baseUrl, key, timeoutMs: requestTimeoutMs, listBytes: probeListReadCapBytes, statusFilter, deadline, probeOrders };
-  const { failed, busy } = await smoke(options, (line) => {
+  const { failed, busy, setup } = await smoke(options, (line) => {
     lines.push(line);
     console.log(line);
   });
-  await publishProbeBusy(SERVICE_NAME, busy, untilDeadline()).catch((error: unknown) =>
-    console.log(`ProbeBusy not published: ${error instanceof Error ? error.message : String(error)}`),
-  );
+  await publish(busy, setup);
   if (failed !== 0) throw new Error(lines.filter((line) => line.startsWith('FAIL')).join('; ') || lines.join('; '));
   return lines.at(-1)!;
 };

@@ -5,11 +5,12 @@
  * it has no dependency), as a store's developer would call them, with retries off so each check
  * sees the service's own answer. Read-only, unless `cancel` names an order it may cancel or
  * `probeOrders` lets the check cancel a pending order of its own. One line per check (PASS, FAIL,
- * or BUSY: the service refused with a documented refusal until the check's time ran out), a
- * summary, and a timeout on every request.
+ * BUSY: the service refused with a documented refusal until the check's time ran out, or SETUP:
+ * the prober could not make its own probe order, so the check asked nothing), a summary, and a
+ * timeout on every request.
  */
 import { type Order as ClientOrder, StoreOrdersClient, StoreOrdersError } from '../../client/src/index.ts';
-import { type Answer, expectError, fail, ServiceBusy } from '../../shared/answers.ts';
+import { type Answer, expectError, fail, ProbeSetupFailed, ServiceBusy } from '../../shared/answers.ts';
 import { checkProbeCancel, createProbeOrder, deleteProbeOrder, type ProbeOrders } from '../../shared/probe-writes.ts';
 import { idThatCannotExist } from '../../shared/probes.ts';
 import { orderSchema } from '../../shared/schemas.ts';
@@ -39,8 +40,8 @@ export type SmokeOptions = {
   probeOrders?: ProbeOrders;
 };
 
-/** What a run found: checks that failed, and checks that found the service busy. */
-export type SmokeOutcome = { readonly failed: number; readonly busy: number };
+/** What a run found: checks that failed, checks that found the service busy, and checks its own setup kept from running. */
+export type SmokeOutcome = { readonly failed: number; readonly busy: number; readonly setup: number };
 
 /**
  * One check: its name, its run, the requests one try of it sends with the prober's key, and
@@ -284,7 +285,7 @@ const checks = (options: SmokeOptions, probeOrder: string | Error | undefined): 
     return expectClientError(options, call, 404, 'order_not_found');
   };
   const own = async (orders: ProbeOrders) => {
-    if (probeOrder instanceof Error) return fail(`no probe order to cancel: ${probeOrder.message}`);
+    if (probeOrder instanceof Error) throw new ProbeSetupFailed(`no probe order to cancel: ${probeOrder.message}`);
     return checkProbeCancel(orders, probeOrder!, (id) => cancel(BigInt(id)));
   };
   const named = options.cancel;
@@ -333,12 +334,16 @@ const reasonOf = (error: unknown, options: SmokeOptions) =>
   error instanceof Error ? (error.name === 'TimeoutError' ? `no answer within ${options.timeoutMs} ms` : error.message) : String(error);
 
 /** The summary line of a run. */
-const summary = (checked: number, { failed, busy }: SmokeOutcome) =>
-  failed > 0
-    ? `${failed} of ${checked} checks FAILED${busy > 0 ? `, ${busy} busy` : ''}.`
+const summary = (checked: number, { failed, busy, setup }: SmokeOutcome) => {
+  const unset = setup > 0 ? `, ${setup} not set up (the prober's own fault, not the service's)` : '';
+  return failed > 0
+    ? `${failed} of ${checked} checks FAILED${busy > 0 ? `, ${busy} busy` : ''}${unset}.`
     : busy > 0
-      ? `${checked - busy} of ${checked} checks passed, ${busy} busy (the service refused with Retry-After until the run's time ran out).`
-      : `All ${checked} checks passed.`;
+      ? `${checked - busy - setup} of ${checked} checks passed, ${busy} busy (the service refused with Retry-After until the run's time ran out)${unset}.`
+      : setup > 0
+        ? `${checked - setup} of ${checked} checks passed${unset}.`
+        : `All ${checked} checks passed.`;
+};
 
 /** Runs every check and prints one line each and a summary; resolves to how many failed and how many were busy. */
 export const smoke = async (options: SmokeOptions, out: (line: string) => void = console.log): Promise<SmokeOutcome> => {
@@ -349,6 +354,7 @@ export const smoke = async (options: SmokeOptions, out: (line: string) => void =
   const probeOrder = options.probeOrders && (await createProbeOrder(options.probeOrders).catch((error: unknown) => error as Error));
   let failed = 0;
   let busy = 0;
+  let setup = 0;
   const all = checks(options, probeOrder);
   try {
     for (const { name, run } of all) {
@@ -359,9 +365,11 @@ export const smoke = async (options: SmokeOptions, out: (line: string) => void =
             : new Error("not started: the run's time ran out");
         out(`PASS  ${name}: ${await run()}`);
       } catch (error) {
-        if (error instanceof ServiceBusy) busy += 1;
+        const kind = error instanceof ServiceBusy ? 'BUSY' : error instanceof ProbeSetupFailed ? 'SETUP' : 'FAIL';
+        if (kind === 'BUSY') busy += 1;
+        else if (kind === 'SETUP') setup += 1;
         else failed += 1;
-        out(`${error instanceof ServiceBusy ? 'BUSY' : 'FAIL'}  ${name}: ${reasonOf(error, options)}`);
+        out(`${kind.padEnd(4)}  ${name}: ${reasonOf(error, options)}`);
       }
     }
   } finally {
@@ -370,6 +378,6 @@ export const smoke = async (options: SmokeOptions, out: (line: string) => void =
         out(`probe order ${probeOrder} not deleted (its slot is free again once it expires): ${reasonOf(error, options)}`),
       );
   }
-  out(summary(all.length, { failed, busy }));
-  return { failed, busy };
+  out(summary(all.length, { failed, busy, setup }));
+  return { failed, busy, setup };
 };

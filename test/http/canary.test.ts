@@ -56,9 +56,11 @@ describe("the Synthetics canary's script against npm start", () => {
     );
   /** The ProbeBusy values the runs published (CloudWatch's PutMetricData, on the local endpoint). */
   const probeBusy = () => fake.metricData.filter((datum) => datum.MetricName === 'ProbeBusy');
+  /** The ProbeSetupFailed values the runs published: how many of its own setup steps failed. */
+  const setupFailed = () => fake.metricData.filter((datum) => datum.MetricName === 'ProbeSetupFailed').map((datum) => datum.Value);
 
   /** One canary run: the handler's result or its error, and what it printed. */
-  const canaryRun = (node = process.execPath, statusFilter: string | null = 'on') =>
+  const canaryRun = (node = process.execPath, statusFilter: string | null = 'on', env: Record<string, string> = {}) =>
     new Promise<{ result?: string; error?: string; output: string }>((resolve) => {
       const script = `require(${JSON.stringify(bundle)}).handler().then((result) => console.log(JSON.stringify({ result })), (error) => console.log(JSON.stringify({ error: error.message })));`;
       execFile(
@@ -78,6 +80,7 @@ describe("the Synthetics canary's script against npm start", () => {
             AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY,
             ...fake.endpoints,
             AWS_ENDPOINT_URL_DYNAMODB: dynamoDbEndpoint(),
+            ...env,
           },
           timeout: 60_000,
         },
@@ -102,8 +105,9 @@ describe("the Synthetics canary's script against npm start", () => {
       /^PASS {2}cancel of a pending order: order -9223372036854775700: 204 \(X-Request-Id \S+\), stored cancelled at \S+, and 204 again$/m,
     );
     expect(output).not.toContain(canaryKey);
-    // Its own order is gone after the run, and the run says it was never busy.
+    // Its own order is gone after the run, and the run says it was never busy and set itself up.
     expect(await probeOrdersLeft()).toEqual([]);
+    expect(setupFailed().slice(-1)).toEqual([0]);
     expect(probeBusy().slice(before)).toEqual([
       {
         Namespace: 'StoreOrders/Probes',
@@ -161,6 +165,26 @@ describe("the Synthetics canary's script against npm start", () => {
     } finally {
       fake.secrets.set(secretName, secret);
     }
+  });
+
+  it("passes a run that cannot set itself up, asking nothing of the service wrongly, and publishes ProbeSetupFailed: its key's secret missing, or its probe order not written", async () => {
+    const secret = fake.secrets.get(secretName)!;
+    fake.secrets.delete(secretName);
+    try {
+      const { result, error } = await canaryRun();
+      expect(error).toBeUndefined();
+      expect(result).toMatch(/^SETUP {2}canary key: not read from store-orders\/local\/canary-key: .*No check ran\.$/);
+      expect(setupFailed().slice(-1)).toEqual([1]);
+    } finally {
+      fake.secrets.set(secretName, secret);
+    }
+    // A table its role may not write (here, one that does not exist): every other check still runs and passes.
+    const { result, error, output } = await canaryRun(process.execPath, 'on', { ORDERS_TABLE: `${tables.ORDERS_TABLE}-missing` });
+    expect(error).toBeUndefined();
+    expect(output).toMatch(/^SETUP {2}cancel of a pending order: no probe order to cancel: /m);
+    expect(output).not.toMatch(/^FAIL/m);
+    expect(result).toBe("7 of 8 checks passed, 1 not set up (the prober's own fault, not the service's).");
+    expect(setupFailed().slice(-1)).toEqual([1]);
   });
 
   it('asks for no filtered page while its stage has statusFilterChecks off, and refuses a STATUS_FILTER_CHECK it does not know', async () => {

@@ -55,6 +55,8 @@ const alarmKinds: Record<string, 'page' | 'ticket'> = {
   ListLeasesTableSystemErrors: 'page',
   CanaryFailed: 'page',
   CanaryStopped: 'page',
+  // The canary's own setup failing (its key, its probe order) pages apart from CanaryFailed, guarding nothing.
+  CanarySetupFailed: 'page',
   // The probes busy in most runs check little: the team is told.
   ProbeBusy: 'ticket',
 };

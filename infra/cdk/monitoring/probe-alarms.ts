@@ -24,7 +24,9 @@ export const probeBusyRule = { busyRuns: 8, minutes: 15 } as const;
  * The service's own probes, which know the right answers (the synthetic client, a Synthetics
  * canary: infra/cdk/release-checks.ts). CanaryFailed, a guard of every deployment: its runs answer
  * wrongly. A run that meets a documented refusal (429, or 503 with Retry-After) waits it out or
- * reports it apart, never as a failure. CanaryStopped, a page: nothing runs, nothing checks.
+ * reports it apart, never as a failure; so does a run that cannot set itself up (its key, its probe
+ * order): CanarySetupFailed, a page, guarding nothing, so that a prober's own IAM or a missing secret
+ * never rolls every release back. CanaryStopped, a page: nothing runs, nothing checks.
  * ProbeBusy, a ticket: the probes' checks were refused as busy in most runs, so they check little.
  */
 export function addProbeAlarms(target: AlarmTarget, props: Pick<StoreOrdersMonitoringProps, 'canaryName' | 'config'>) {
@@ -63,6 +65,17 @@ export function addProbeAlarms(target: AlarmTarget, props: Pick<StoreOrdersMonit
       evaluationPeriods: 2,
       datapointsToAlarm: 2,
       treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    },
+  );
+  alarm(
+    target,
+    'CanarySetupFailed',
+    `The synthetic client (Synthetics canary ${canaryName}) could not set itself up (read its key, write its probe order) in ${canaryFailedRule.failedRuns} runs in ${canaryFailedRule.minutes} minutes: those runs checked little or nothing. Its own fault, not the service's: no deploy is judged on it.`,
+    {
+      metric: serviceMetric(props, metricNames.probeSetupFailed, 'Maximum', probeMetricsNamespace).with({ period: Duration.minutes(1) }),
+      threshold: 1,
+      evaluationPeriods: canaryFailedRule.minutes,
+      datapointsToAlarm: canaryFailedRule.failedRuns,
     },
   );
   alarm(

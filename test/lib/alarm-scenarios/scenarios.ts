@@ -26,6 +26,8 @@ export type Scenario = {
   readonly leftListsCountedAsErrors?: boolean;
   /** Whether the synthetic client runs (every scenario: yes). */
   readonly probes: boolean;
+  /** From the start, the synthetic client cannot write its own probe order (its IAM, DynamoDB throttling it): that check is not set up. */
+  readonly probeSetupFails?: true;
   /**
    * Alarms that must reach ALARM within the scenario (a deploy's: guards of its function, before the
    * watch ends), under every reading; in a release, in 95 % of the routing's seeds or more.
@@ -156,53 +158,65 @@ const faultScenarios: Scenario[] = [
       'OrdersTableWriteThrottles',
     ],
   },
+  {
+    id: 'canary-cannot-set-up',
+    title: "The synthetic client cannot write its probe order for an hour (its role's IAM), on a busy day",
+    minutes: 60,
+    traffic: busyDay,
+    probes: true,
+    probeSetupFails: true,
+    // Its own alarm, to a person; CanaryFailed, which guards every deploy, stays quiet.
+    mustFire: ['CanarySetupFailed'],
+  },
 ];
 
 /** Broken releases at 10 %, for the `watchMinutes` CodeDeploy watches them: one deliberate fault each. */
-const brokenReleases = (watchMinutes: number): Scenario[] => [
-  {
-    id: 'release-list-fails',
-    title: "A new list version at 10 % answering every list 500, on a busy day (4 lists a minute, the probes' included)",
+const brokenReleases = (watchMinutes: number): Scenario[] => {
+  const listFails = {
     minutes: watchMinutes,
-    traffic: busyDay,
     deploy: { fn: 'listOrders', fault: 'listFails' },
     probes: true,
-    mustFire: [],
-    thin: ['ListOrdersErrors'],
     // Its 500s spend the availability budget: the page and the burn alarms may well say so.
     mayFire: ['CanaryFailed', 'Api5xxRate', 'AvailabilityFastBurn', 'AvailabilityMediumBurn', 'AvailabilitySlowBurn'],
-  },
-  {
-    id: 'release-list-fails-list-heavy',
-    title: 'The same release on a list-heavy day',
-    minutes: watchMinutes,
-    traffic: listHeavyDay,
-    deploy: { fn: 'listOrders', fault: 'listFails' },
-    probes: true,
-    mustFire: ['ListOrdersErrors'],
-    mayFire: ['CanaryFailed', 'Api5xxRate', 'AvailabilityFastBurn', 'AvailabilityMediumBurn', 'AvailabilitySlowBurn'],
-  },
-  {
-    id: 'release-cancel-409',
-    title: 'A new cancel version at 10 % answering 409 for pending orders',
-    minutes: watchMinutes,
-    traffic: busyDay,
-    deploy: { fn: 'cancelOrder', fault: 'cancelPendingConflict' },
-    probes: true,
-    mustFire: ['CancelOrderRefusedShare'],
-    mayFire: ['CanaryFailed'],
-  },
-  {
-    id: 'release-second-page-fails',
-    title: 'A new v2 version at 10 % answering every second page 400 invalid_cursor',
-    minutes: watchMinutes,
-    traffic: busyDay,
-    deploy: { fn: 'listOrdersPaged', fault: 'secondPageInvalid' },
-    probes: true,
-    mustFire: ['ListOrdersPagedRefusedShare'],
-    mayFire: ['CanaryFailed'],
-  },
-];
+  } as const;
+  return [
+    {
+      ...listFails,
+      id: 'release-list-fails',
+      title: "A new list version at 10 % answering every list 500, on a busy day (4 lists a minute, the probes' included)",
+      traffic: busyDay,
+      mustFire: [],
+      thin: ['ListOrdersErrors'],
+    },
+    {
+      ...listFails,
+      id: 'release-list-fails-list-heavy',
+      title: 'The same release on a list-heavy day',
+      traffic: listHeavyDay,
+      mustFire: ['ListOrdersErrors'],
+    },
+    {
+      id: 'release-cancel-409',
+      title: 'A new cancel version at 10 % answering 409 for pending orders',
+      minutes: watchMinutes,
+      traffic: busyDay,
+      deploy: { fn: 'cancelOrder', fault: 'cancelPendingConflict' },
+      probes: true,
+      mustFire: ['CancelOrderRefusedShare'],
+      mayFire: ['CanaryFailed'],
+    },
+    {
+      id: 'release-second-page-fails',
+      title: 'A new v2 version at 10 % answering every second page 400 invalid_cursor',
+      minutes: watchMinutes,
+      traffic: busyDay,
+      deploy: { fn: 'listOrdersPaged', fault: 'secondPageInvalid' },
+      probes: true,
+      mustFire: ['ListOrdersPagedRefusedShare'],
+      mayFire: ['CanaryFailed'],
+    },
+  ];
+};
 
 /** Broken releases at 10 % whose answers are documented refusals, or whose lists never end. */
 const busyReleases = (watchMinutes: number): Scenario[] => [
@@ -346,7 +360,7 @@ export const clientMoves = (alarm: string): string => {
     [/NearTimeout$/, 'a client reading a list slowly (a ticket)'],
     [/^AuthorizerFailures$/, 'nothing: a refused key is no failure'],
     [/^AuthFailures$/, 'wrong or revoked keys (a ticket)'],
-    [/^Canary(Failed|Stopped)$/, 'nothing: the probes’ own key and orders'],
+    [/^Canary(Failed|Stopped|SetupFailed)$/, 'nothing: the probes’ own key and orders'],
     [/^ProbeBusy$/, 'load that keeps the probes busy (a ticket)'],
     [/Burn$/, 'nothing: the service’s own 5xx and answer times'],
   ];

@@ -269,8 +269,9 @@ type Span = { readonly start: number; readonly warmUp: number };
  * Plays into `store` the minutes `from` to `to` (excluded) of a scenario: the requests `played`
  * picks, those of the synthetic client's run every minute too (its own key's Allow renewed every 5
  * minutes), each check as `probeCheck` runs it; and in the minutes `probes` picks, the run's
- * outcome: it fails when a check failed, and publishes how many were BUSY (ProbeBusy, 0 included).
- * A minute's identical answers are added at once.
+ * outcome: it fails when a check failed, and publishes how many were BUSY (ProbeBusy) and how many
+ * it could not set up (ProbeSetupFailed: its own order's cancel, when the scenario says it cannot
+ * write it), 0 included. A minute's identical answers are added at once.
  */
 const playMinutes = (
   stage: Stage,
@@ -299,7 +300,10 @@ const playMinutes = (
     if (!scenario.probes) continue;
     // The run's outcome needs every check; a store that does not publish it asks only the checks it keeps.
     const publishes = probes(minute);
+    // Without its own order the run asks for no cancel of it: that check is SETUP, not run.
+    const unset = scenario.probeSetupFails === true && minute >= span.start;
     const checks = [...probeRun, ...(minute % 5 === 0 ? [{ kind: 'authorize' } as const] : [])]
+      .filter((request) => !(unset && request.kind === 'call' && request.run === 'cancel-pending'))
       .filter((request) => publishes || played(request, deploying))
       .map((request) => ({ request, ...probeCheck(() => play(request, deploying)) }));
     // A probe's list is bounded: it never runs long, so all it makes is dated now.
@@ -311,6 +315,7 @@ const playMinutes = (
     const busy = checks.filter(({ outcome }) => outcome === 'busy').length;
     store.add(minute, { namespace: 'CloudWatchSynthetics', name: 'SuccessPercent', dimensions: canary, value: failed ? 0 : 100 });
     store.add(minute, { namespace: probeMetricsNamespace, name: metricNames.probeBusy, dimensions: service, value: busy });
+    store.add(minute, { namespace: probeMetricsNamespace, name: metricNames.probeSetupFailed, dimensions: service, value: unset ? 1 : 0 });
   }
 };
 
