@@ -63,7 +63,7 @@ export const metricNames = {
    * Published by the synthetic client once a run beside ProbeBusy: how many of its checks it could
    * not set up (its key unreadable, its probe order refused). Its own alarm, never CanaryFailed.
    */
-  canarySetupFailed: 'CanarySetupFailed',
+  probeSetupFailed: 'ProbeSetupFailed',
   /** Not emitted by a function: counted from the API access log by a metric filter (infra/). */
   authorizerFailures: 'AuthorizerFailures',
   /** Likewise: requests answered 429 (a key's usage plan or the stage throttle), per route. */

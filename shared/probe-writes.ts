@@ -132,7 +132,7 @@ const cloudwatch = new CloudWatchClient({ maxAttempts: 3 });
 /**
  * The run's counts (namespace StoreOrders/Probes, dimension `service`, as the functions' own
  * metrics): ProbeBusy, how many of its checks found the service busy until their time ran out; and,
- * for the synthetic client, CanarySetupFailed, how many it could not set up. 0 included, so that
+ * for the synthetic client, ProbeSetupFailed, how many it could not set up. 0 included, so that
  * every run is a datapoint. A failure to publish is the caller's to log, never the run's verdict.
  */
 export const publishProbeRun = async (service: string, counts: { busy: number; setupFailed?: number }, signal: AbortSignal) => {
@@ -147,7 +147,7 @@ export const publishProbeRun = async (service: string, counts: { busy: number; s
       Namespace: probeMetricsNamespace,
       MetricData: [
         datum(metricNames.probeBusy, counts.busy),
-        ...(counts.setupFailed === undefined ? [] : [datum(metricNames.canarySetupFailed, counts.setupFailed)]),
+        ...(counts.setupFailed === undefined ? [] : [datum(metricNames.probeSetupFailed, counts.setupFailed)]),
       ],
     }),
     { abortSignal: signal },

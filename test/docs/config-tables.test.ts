@@ -58,20 +58,18 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
     cell: (c) => `kept (removed only if their first deploy fails); ${c.data.deletionProtection ? 'on' : 'off'}`,
     shows: ['data'],
   },
-  'alarm thresholds: 5xx %, cancel p99 ms, list first byte p99 ms, v2 page p99 ms, function or authorizer failures, refused keys (per 5 min)':
-    {
-      cell: (c) =>
-        [
-          c.alarms.serverErrorRatePercent,
-          // Each latency guard's threshold is its operation's contract's.
-          ...(['cancelOrder', 'listOrders', 'listOrdersPaged'] as const).map(
-            (operation) => contractOf(operation).alarms.latencyP99!.thresholdMs[c.stage],
-          ),
-          c.alarms.functionErrors,
-          c.alarms.authFailures,
-        ].join(', '),
-      shows: ['alarms'],
-    },
+  'alarm thresholds: 5xx %, cancel p99 ms, list first byte p99 ms, v2 page p99 ms, refused keys (per 5 min)': {
+    cell: (c) =>
+      [
+        c.alarms.serverErrorRatePercent,
+        // Each latency guard's threshold is its operation's contract's.
+        ...(['cancelOrder', 'listOrders', 'listOrdersPaged'] as const).map(
+          (operation) => contractOf(operation).alarms.latencyP99!.thresholdMs[c.stage],
+        ),
+        c.alarms.authFailures,
+      ].join(', '),
+    shows: ['alarms'],
+  },
   '5xx-rate alarm: judged in 5 minutes with at least this many requests': {
     cell: ({ alarms: a }) => String(a.serverErrorMinRequests),
     shows: ['alarms'],

@@ -22,9 +22,10 @@ type AlarmProperties = {
 
 /**
  * The longest a sustained breach that starts with the shift takes to set the alarm off: M
- * breaching periods (M = DatapointsToAlarm, else EvaluationPeriods) of P seconds, plus one more
- * period because periods are aligned to the clock and the one the shift starts in may hold too
- * little new traffic to breach, plus the metric delay.
+ * breaching periods (M = DatapointsToAlarm, else EvaluationPeriods) of P seconds, wholly after the
+ * shift, plus the metric delay. CloudWatch evaluates once a minute over periods that end then (its
+ * default sliding window, the User Guide's "Alarm evaluation window"): no period waits for the clock
+ * to align with it.
  */
 export const worstSecondsToAlarm = (alarm: AlarmProperties): number => {
   const periods = [alarm.Period, ...(alarm.Metrics ?? []).flatMap((metric) => [metric.Period, metric.MetricStat?.Period])].filter(
@@ -32,13 +33,13 @@ export const worstSecondsToAlarm = (alarm: AlarmProperties): number => {
   );
   if (periods.length === 0) throw new Error(`${alarm.AlarmName}: no period`);
   const period = Math.max(...periods);
-  return ((alarm.DatapointsToAlarm ?? alarm.EvaluationPeriods) + 1) * period + metricDelaySeconds;
+  return (alarm.DatapointsToAlarm ?? alarm.EvaluationPeriods) * period + metricDelaySeconds;
 };
 
 describe('the arithmetic', () => {
-  it('counts M breaching periods, one period of alignment and the metric delay', () => {
-    expect(worstSecondsToAlarm({ AlarmName: 'a', Period: 300, EvaluationPeriods: 3, DatapointsToAlarm: 2 })).toBe(3 * 300 + 180);
-    expect(worstSecondsToAlarm({ AlarmName: 'b', Metrics: [{ MetricStat: { Period: 60 } }, {}], EvaluationPeriods: 1 })).toBe(2 * 60 + 180);
+  it('counts M breaching periods and the metric delay', () => {
+    expect(worstSecondsToAlarm({ AlarmName: 'a', Period: 300, EvaluationPeriods: 3, DatapointsToAlarm: 2 })).toBe(2 * 300 + 180);
+    expect(worstSecondsToAlarm({ AlarmName: 'b', Metrics: [{ MetricStat: { Period: 60 } }, {}], EvaluationPeriods: 1 })).toBe(60 + 180);
     expect(watchedSeconds('CodeDeployDefault.LambdaCanary10Percent10Minutes')).toBe(600);
     expect(watchedSeconds('CodeDeployDefault.LambdaLinear10PercentEvery2Minutes')).toBe(1080);
   });

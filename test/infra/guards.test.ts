@@ -10,7 +10,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
-import { newerShareExpression } from '../../infra/cdk/monitoring/guards.ts';
+import { newerShareExpression, newSharedPeriod, sharePeriod } from '../../infra/cdk/monitoring/guards.ts';
+import { failingMinutesRule } from '../../infra/cdk/monitoring/metrics.ts';
 import { metricNames } from '../../shared/observability.ts';
 import { logicalId, repoRoot, stageNames, sharedApp } from '../lib/cdk.ts';
 import { resolve } from '../lib/template.ts';
@@ -71,18 +72,24 @@ describe.each(stageNames)('the guards of %s', (stage) => {
     },
   );
 
-  it("judge a refused share against the old version's at the same time, never a count of refusals", () => {
+  it("judge a refused share against the old version's at the same time, never a count of refusals, over two periods", () => {
     const { points, minAnswers } = stages[stage].alarms.refusedShare;
     const shares = Object.values(resources).filter(
       (resource) => resource.Type === 'AWS::CloudWatch::Alarm' && String(resource.Properties.AlarmName).endsWith('RefusedShare'),
     );
     expect(shares).toHaveLength(functions.length);
     for (const share of shares) {
+      // Two 10-minute periods, one enough: never the newest, partly arrived one alone (the FILL entry of the User Guide).
       expect(share.Properties).toMatchObject({
         Threshold: points,
-        EvaluationPeriods: 1,
+        EvaluationPeriods: 2,
+        DatapointsToAlarm: 1,
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       });
+      const periods = (share.Properties.Metrics as { MetricStat?: { Period: number } }[]).flatMap(
+        ({ MetricStat }) => MetricStat?.Period ?? [],
+      );
+      expect(new Set(periods)).toEqual(new Set([sharePeriod.toSeconds()]));
       const expression = (share.Properties.Metrics as { Expression?: string }[]).find(
         (metric) => metric.Expression !== undefined,
       )!.Expression;
@@ -101,7 +108,8 @@ describe.each(stageNames)('the guards of %s', (stage) => {
     for (const share of shares) {
       expect(share.Properties).toMatchObject({
         Threshold: points,
-        EvaluationPeriods: 1,
+        EvaluationPeriods: 2,
+        DatapointsToAlarm: 1,
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       });
       const metrics = share.Properties.Metrics as { Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string } } }[];
@@ -114,6 +122,24 @@ describe.each(stageNames)('the guards of %s', (stage) => {
           ['answersAll', metricNames.busy],
         ]),
       );
+    }
+  });
+
+  it('count failures in minutes: one failure, or one burst within a minute, never sets a guard off; two failing minutes in ten do', () => {
+    const errors = Object.values(resources).filter((resource) =>
+      /-(ListOrders|CancelOrder|ListOrdersPaged|Authorizer)Errors$/.test(String(resource.Properties.AlarmName)),
+    );
+    expect(errors).toHaveLength(functions.length);
+    for (const alarm of errors) {
+      expect(alarm.Properties).toMatchObject({
+        Threshold: 1,
+        EvaluationPeriods: failingMinutesRule.of,
+        DatapointsToAlarm: failingMinutesRule.failing,
+      });
+      const periods = (alarm.Properties.Metrics as { MetricStat?: { Period: number } }[]).flatMap(
+        ({ MetricStat }) => MetricStat?.Period ?? [],
+      );
+      expect(new Set(periods)).toEqual(new Set([60]));
     }
   });
 
@@ -165,7 +191,7 @@ describe('RefusedShare against clients who send what they like', () => {
     Math.max(...Array.from({ length: 101 }, (_, i) => alarmChance(i / 100, i / 100, answers, 0.1, points)));
 
   it.each(stageNames)(
-    'goes off for a good release on %s in at most 0.2 percent of 5-minute periods, whatever share of refusable requests clients send',
+    'goes off for a good release on %s in at most 0.2 percent of the periods it judges, whatever share of refusable requests clients send',
     (stage) => {
       const { points, minAnswers } = stages[stage].alarms.refusedShare;
       const worst = worstOver(minAnswers, points);
@@ -174,9 +200,18 @@ describe('RefusedShare against clients who send what they like', () => {
       expect(worstOver(2 * minAnswers, points)).toBeLessThan(worst);
       // The figure docs/deploying.md states ("What the guards see").
       const page = readFileSync(join(repoRoot, 'docs/deploying.md'), 'utf8');
-      expect(page).toContain(`at most ${(100 * worst).toFixed(2)} % of 5-minute periods`);
+      expect(page).toContain(`at most ${(100 * worst).toFixed(2)} % of the periods it judges`);
     },
   );
+
+  it('judges a period only when the new version gave 3/4 of its share of it, so clients changing at the shift move it by a quarter of the change at most', () => {
+    // A period judged holds at least newSharedPeriod / 10 % of its answers from after the shift; the rest,
+    // from before, is all the old version's share can differ by from the new one's for clients alone.
+    const fromBefore = 1 - newSharedPeriod / 0.1;
+    expect(fromBefore).toBeCloseTo(0.25);
+    // Clients turning every answer from accepted to refused at the shift (100 points) stay under the threshold.
+    expect(100 * fromBefore).toBeLessThan(stages.production.alarms.refusedShare.points);
+  });
 
   it.each(stageNames)(
     'BusyShare, the same test, goes off for a good release on %s in at most 0.2 percent of 5-minute periods, whatever the load',

@@ -5,6 +5,10 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { stages } from '../../infra/stage-config.ts';
 import { StoreOrdersStack } from '../../infra/cdk/store-orders-stack.ts';
+import { failingMinutesRule } from '../../infra/cdk/monitoring/metrics.ts';
+
+/** The failing-minutes rule as the template writes it: 1 or more in 2 of the last 10 one-minute periods. */
+const failingMinutes = { Threshold: 1, EvaluationPeriods: failingMinutesRule.of, DatapointsToAlarm: failingMinutesRule.failing };
 import { metricNames } from '../../shared/observability.ts';
 import { routes } from '../../infra/registry.ts';
 import { cdkJsonContext, logicalId, repoRoot, stageNames, sharedApp, tempDir } from '../lib/cdk.ts';
@@ -51,6 +55,7 @@ const alarmKinds: Record<string, 'page' | 'ticket'> = {
   ListLeasesTableSystemErrors: 'page',
   CanaryFailed: 'page',
   CanaryStopped: 'page',
+  // The canary's own setup failing (its key, its probe order) pages apart from CanaryFailed, guarding nothing.
   CanarySetupFailed: 'page',
   // The probes busy in most runs check little: the team is told.
   ProbeBusy: 'ticket',
@@ -121,9 +126,34 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
     expect(read.notReady).toMatch(new RegExp(`^${metricNames.statusIndexNotReady} `));
     // One transient 5xx among the fewest requests judged stays under the threshold.
     expect(100 / config.alarms.serverErrorMinRequests).toBeLessThan(config.alarms.serverErrorRatePercent);
+    // Two of three 5-minute periods: a burst within one minute falls in one, and pages nobody.
+    expect(alarmNamed('Api5xxRate')).toMatchObject({ EvaluationPeriods: 3, DatapointsToAlarm: 2 });
   });
 
-  it('pages when a reserving route sheds half or more of its requests (10 or more) in each of three 5-minute periods', () => {
+  it('pages or guards on no single event: what it counts must come in 2 of 10 minutes, a share or a sum judges two periods', () => {
+    // Alarms that count what should not happen at all: failures, throttles of functions that reserve nothing, DynamoDB's.
+    const counting = alarms()
+      .map((alarm) => alarm.Properties)
+      .filter(
+        (p) =>
+          /(Errors|Failures|SystemErrors|WriteThrottles)$|(CancelOrder|Authorizer|Table)Throttles$/.test(p.AlarmName) &&
+          !/AuthFailures$/.test(p.AlarmName),
+      );
+    expect(counting.length).toBe(4 + 1 + 2 + 3 * 2 + 1);
+    for (const p of counting) {
+      expect(p, p.AlarmName).toMatchObject(failingMinutes);
+      const periods = [p.Period, ...((p.Metrics ?? []) as { MetricStat?: { Period: number } }[]).map((m) => m.MetricStat?.Period)];
+      expect(new Set(periods.filter((period) => period !== undefined)), p.AlarmName).toEqual(new Set([60]));
+    }
+    // Every other alarm that notifies judges two periods or more, but the list's longest run (a maximum, a ticket).
+    const single = alarms()
+      .map((alarm) => alarm.Properties)
+      .filter((p) => p.EvaluationPeriods < 2)
+      .map((p) => String(p.AlarmName).slice(prefix.length + 1));
+    expect(single).toEqual(['ListOrdersNearTimeout']);
+  });
+
+  it('pages when a reserving route sheds half or more of its requests (10 or more) in three of the last four 5-minute periods', () => {
     const shed = (id: string) =>
       alarmNamed(id) as {
         Threshold: number;
@@ -136,8 +166,7 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
       ['ListOrdersPagedShedShare', 'IF(FILL(requests, 0) >= 10, 100 * (FILL(throttles, 0)) / requests, 0)'],
     ] as const) {
       const alarm = shed(id);
-      expect(alarm).toMatchObject({ Threshold: 50, EvaluationPeriods: 3 });
-      expect(alarm.DatapointsToAlarm ?? 3).toBe(3);
+      expect(alarm).toMatchObject({ Threshold: 50, EvaluationPeriods: 4, DatapointsToAlarm: 3 });
       expect(alarm.Metrics.find((metric) => metric.Expression !== undefined)!.Expression).toBe(expression);
       const read = Object.fromEntries(alarm.Metrics.filter((m) => m.MetricStat).map((m) => [m.Id, m.MetricStat!.Metric]));
       expect(read.throttles!.MetricName).toBe('Throttles');
@@ -170,13 +199,13 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
     });
   });
 
-  it('pages on throttles of a function that reserves nothing, and tickets a reserving one that sheds load for half an hour', () => {
+  it('pages on throttles of a function that reserves nothing in 2 of 10 minutes, and tickets a reserving one that sheds load for half an hour', () => {
     for (const name of ['CancelOrder', 'Authorizer'])
       expect(alarmNamed(`${name}Throttles`)).toMatchObject({
         MetricName: 'Throttles',
         Namespace: 'AWS/Lambda',
-        Threshold: 1,
-        EvaluationPeriods: 1,
+        Period: 60,
+        ...failingMinutes,
       });
     for (const name of ['ListOrders', 'ListOrdersPaged'])
       expect(alarmNamed(`${name}Throttles`)).toMatchObject({
@@ -205,12 +234,15 @@ describe.each(stageNames)('the %s monitoring', (stage) => {
       MetricName: metricNames.authorizerFailures,
       Namespace: 'StoreOrders',
       Dimensions: [{ Name: 'service', Value: `store-orders-${config.stage}` }],
-      Threshold: config.alarms.functionErrors,
+      Period: 60,
+      ...failingMinutes,
     });
     expect(alarmNamed('AuthFailures')).toMatchObject({
       MetricName: metricNames.authFailures,
       Namespace: 'StoreOrders',
       Threshold: config.alarms.authFailures,
+      EvaluationPeriods: 2,
+      DatapointsToAlarm: 1,
     });
     // No metric filter counts the access log's 401s any more: a request refused before the authorizer ran moves nothing.
     expect(JSON.stringify(t.findResources('AWS::Logs::MetricFilter'))).not.toContain('401');

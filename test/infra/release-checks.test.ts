@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canaryKeySecretName } from '../../shared/canary-key.ts';
+import { metricNames, probeMetricsNamespace } from '../../shared/observability.ts';
 import { canaryTimeoutSeconds } from '../../shared/probes.ts';
 import { statusFilterCheck } from '../../infra/cdk/release-checks.ts';
 import { stages } from '../../infra/stage-config.ts';
@@ -174,6 +175,33 @@ describe.each(stageNames)('release checks of %s', (stage) => {
       DatapointsToAlarm: 2,
       AlarmActions: [topic],
     });
+  });
+
+  it('pages apart, and guards no deploy, when the canary cannot set itself up: CanaryFailed means the service answered wrong', () => {
+    const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm'));
+    const logicalIdOf = (id: string) =>
+      Object.entries(t.findResources('AWS::CloudWatch::Alarm')).find(
+        ([, alarm]) => alarm.Properties.AlarmName === `StoreOrders-${stage}-${id}`,
+      )![0];
+    expect(alarms.find((alarm) => alarm.Properties.AlarmName === `StoreOrders-${stage}-CanarySetupFailed`)!.Properties).toMatchObject({
+      Namespace: probeMetricsNamespace,
+      MetricName: metricNames.probeSetupFailed,
+      Dimensions: [{ Name: 'service', Value: `store-orders-${stage}` }],
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 1,
+      EvaluationPeriods: 10,
+      DatapointsToAlarm: 2,
+      AlarmActions: [{ Ref: logicalId(s, s.monitoring.alarmTopic) }],
+    });
+    const guarded = Object.values(t.findResources('AWS::CodeDeploy::DeploymentGroup')).map((group) =>
+      (group.Properties.AlarmConfiguration.Alarms as { Name: { Ref: string } }[]).map(({ Name }) => Name.Ref),
+    );
+    expect(guarded).toHaveLength(4);
+    for (const alarms of guarded) {
+      expect(alarms).toContain(logicalIdOf('CanaryFailed'));
+      expect(alarms).not.toContain(logicalIdOf('CanarySetupFailed'));
+    }
   });
 });
 

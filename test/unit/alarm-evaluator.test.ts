@@ -155,6 +155,53 @@ describe('an alarm evaluated minute by minute', () => {
     expect([at(14, 'partial'), at(15, 'partial'), at(16, 'complete'), at(17, 'complete')]).toEqual([undefined, 1, undefined, 1]);
   });
 
+  it('reads periods that end at the minute evaluated, as the sliding window does, the newest only partly arrived', () => {
+    const store = new MetricStore();
+    for (let minute = 10; minute < 20; minute++) store.add(minute, { ...metric, value: 1 });
+    const clock = { reading: 'missing-is-zero', periods: 'clock', delayMinutes: 3 } as const;
+    // At minute 18 the periods are 9–13 and 14–18; minutes 16–18 have not arrived: 4 and 2.
+    expect(seriesAt(alarm({ EvaluationPeriods: 2 }), store, 18, clock).slice(-2)).toEqual([4, 2]);
+    // A minute later both move on by one: 10–14 whole, 15–19 with 15 and 16.
+    expect(seriesAt(alarm({ EvaluationPeriods: 2 }), store, 19, clock).slice(-2)).toEqual([5, 2]);
+  });
+
+  it('keeps a single-period FILL alarm over 5-minute sums OK with late data, where two periods, one enough, go off (the FILL entry)', () => {
+    const template = (evaluationPeriods: number, datapointsToAlarm: number) => ({
+      Resources: {
+        A: {
+          Type: 'AWS::CloudWatch::Alarm',
+          Properties: {
+            AlarmName: 'a',
+            Metrics: [
+              { Id: 'e', Expression: 'FILL(m, 0)', ReturnData: true },
+              {
+                Id: 'm',
+                ReturnData: false,
+                MetricStat: {
+                  Metric: { Namespace: 'Test', MetricName: 'Errors', Dimensions: [{ Name: 'service', Value: 's' }] },
+                  Period: 300,
+                  Stat: 'Sum',
+                },
+              },
+            ],
+            EvaluationPeriods: evaluationPeriods,
+            DatapointsToAlarm: datapointsToAlarm,
+            Threshold: 5,
+            ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+            TreatMissingData: 'notBreaching',
+          },
+        },
+      },
+    });
+    // One failure a minute from minute 0 on: 5 in any whole 5-minute period, at most 2 arrived of the newest.
+    const store = new MetricStore();
+    for (let minute = 0; minute < 30; minute++) store.add(minute, { ...metric, value: 1 });
+    const clock = { reading: 'missing-is-zero', periods: 'clock', delayMinutes: 3 } as const;
+    const states = (n: number, m: number) => timeline(template(n, m), store, { from: 0, to: 30 }, clock).get('a')!;
+    expect(states(1, 1)).not.toContain('ALARM');
+    expect(states(2, 1).indexOf('ALARM')).toBe(9);
+  });
+
   it('refuses a setting it does not read, so none is ignored unnoticed', () => {
     expect(() => alarm({ ThresholdMetricId: 'x' })).toThrow(/ThresholdMetricId not modelled/);
   });

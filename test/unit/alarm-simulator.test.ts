@@ -1,16 +1,30 @@
 /**
- * The alarm scenarios' player (test/lib/alarm-scenarios/simulate.ts) runs the synthetic client as
- * functions/canary/smoke-check.ts does: a busy answer (429, or 503 with Retry-After) is waited out
- * and asked again, each try routed again by CodeDeploy's weight; a run fails only on a wrong answer
- * that is not busy, and counts the checks busy at every try in ProbeBusy.
+ * The alarm scenarios' player (test/lib/alarm-scenarios/simulate.ts) routes each invocation of a
+ * deployed function to its new version at random with CodeDeploy's weight (a seed replays the same
+ * draws), and runs the synthetic client as functions/canary/smoke-check.ts does: a busy answer (429,
+ * or 503 with Retry-After) is waited out and asked again, each try routed again; a run fails only on
+ * a wrong answer that is not busy, and counts the checks busy at every try in ProbeBusy. A seed's
+ * store over its base's, and its states over the base's states, are the whole run's.
  */
 import { describe, expect, it } from 'vitest';
 import { mostBusyTries } from '../../functions/canary/smoke-check.ts';
 import type { FunctionName } from '../../infra/registry.ts';
 import { metricNames, probeMetricsNamespace } from '../../shared/observability.ts';
 import type { FunctionRun } from '../lib/alarm-scenarios/emissions.ts';
-import { type RunName, runs, type Scenario } from '../lib/alarm-scenarios/scenarios.ts';
-import { type Catalog, type Played, playScenario, probeCheck, type StageNames } from '../lib/alarm-scenarios/simulate.ts';
+import type { Scenario } from '../lib/alarm-scenarios/scenarios.ts';
+import { type RunName, runs } from '../lib/alarm-scenarios/traffic.ts';
+import {
+  type Catalog,
+  type Played,
+  playBase,
+  playScenario,
+  playSeed,
+  probeCheck,
+  seededRandom,
+  type StageNames,
+} from '../lib/alarm-scenarios/simulate.ts';
+import { scenarioStates } from '../lib/alarm-scenarios/outcomes.ts';
+import type { EvaluationModel } from '../lib/cloudwatch/alarm-evaluator.ts';
 import type { Template } from '../lib/template.ts';
 
 const answer = (status: number, retryAfterSeconds?: number): FunctionRun => ({
@@ -76,6 +90,7 @@ const names: StageNames = {
   >,
   canaryName: 'canary',
   service: 'store-orders-production',
+  tables: { OrdersTable: 'o', ApiKeysTable: 'k', ListLeasesTable: 'l' },
 };
 const good = Object.fromEntries(
   (Object.keys(runs) as RunName[]).map((run) => [run, answer(run.startsWith('cancel') ? 204 : 200)]),
@@ -93,7 +108,7 @@ const played = (broken: FunctionRun) => {
     probes: true,
     mustFire: [],
   };
-  const store = playScenario({ template, names, catalog }, scenario, { start: 100, warmUp: 0 });
+  const store = playScenario({ template, names, catalog }, scenario, { start: 100, warmUp: 0, seed: 1 });
   const values = (namespace: string, name: string, dimensions: Record<string, string>) =>
     store.samples({ namespace, name, dimensions }, 100, 129).flatMap(([value, count]) => Array<number>(count).fill(value));
   return {
@@ -122,5 +137,116 @@ describe('the synthetic client in a scenario', () => {
     const { success, probeBusy } = played(answer(503, 60));
     expect(success).toEqual(Array<number>(30).fill(100));
     expect(probeBusy.filter((value) => value > 0).length).toBeGreaterThan(0);
+  });
+});
+
+/** Lambda's Invocations of the cancel function's version `version` in minutes 100 to 129. */
+const cancelsOf = (store: ReturnType<typeof playScenario>, version: string) =>
+  store
+    .samples(
+      { namespace: 'AWS/Lambda', name: 'Invocations', dimensions: { FunctionName: 'c', Resource: 'c:live', ExecutedVersion: version } },
+      100,
+      129,
+    )
+    .reduce((sum, [, count]) => sum + count, 0);
+
+describe("CodeDeploy's weight, as the player routes it", () => {
+  const cancels: Scenario = {
+    id: 'cancels',
+    title: 'cancels',
+    minutes: 30,
+    traffic: [{ request: { kind: 'call', run: 'cancel-pending' }, count: 100 }],
+    deploy: { fn: 'cancelOrder' },
+    probes: false,
+    mustFire: [],
+  };
+  const play = (seed: number) => playScenario({ template, names, catalog: { good, broken: {} } }, cancels, { start: 100, warmUp: 0, seed });
+
+  it('sends each invocation to the new version at random, about one in ten, and the same seed the same way', () => {
+    const [first, again, other] = [play(1), play(1), play(2)];
+    const newer = cancelsOf(first, '2');
+    expect(newer + cancelsOf(first, 'the version before')).toBe(3000);
+    // 3,000 draws at 10 %: 300 ± 16 (one standard deviation); 4 of them either way.
+    expect(Math.abs(newer - 300)).toBeLessThan(66);
+    expect(cancelsOf(again, '2')).toBe(newer);
+    expect(cancelsOf(other, '2')).not.toBe(newer);
+  });
+
+  it('draws numbers in [0, 1) that a seed replays', () => {
+    const draws = (seed: number) => Array.from({ length: 1000 }, seededRandom(seed));
+    expect(draws(7)).toEqual(draws(7));
+    expect(draws(7).every((value) => value >= 0 && value < 1)).toBe(true);
+    expect(draws(7).filter((value) => value < 0.1).length).toBeGreaterThan(70);
+    expect(draws(7).filter((value) => value < 0.1).length).toBeLessThan(130);
+  });
+});
+
+describe("a seed over its scenario's base", () => {
+  // An alarm on the new cancel version's failures, one on the list's invocations of every version, one on the canary.
+  const alarm = (name: string, metric: string, dimensions: Record<string, string>, statistic = 'Sum') => ({
+    Type: 'AWS::CloudWatch::Alarm',
+    Properties: {
+      AlarmName: name,
+      Namespace: name === 'canary' ? 'CloudWatchSynthetics' : 'AWS/Lambda',
+      MetricName: metric,
+      Dimensions: Object.entries(dimensions).map(([Name, Value]) => ({ Name, Value })),
+      Statistic: statistic,
+      Period: 60,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    },
+  });
+  const withAlarms: Template = {
+    Resources: {
+      ...template.Resources,
+      NewCancels: alarm('new-cancels', 'Invocations', { FunctionName: 'c', Resource: 'c:live', ExecutedVersion: '2' }),
+      Lists: alarm('lists', 'Invocations', { FunctionName: 'l' }),
+      Canary: alarm('canary', 'SuccessPercent', { CanaryName: 'canary' }, 'Minimum'),
+    },
+  };
+  const scenario: Scenario = {
+    id: 'mixed',
+    title: 'mixed',
+    minutes: 20,
+    traffic: [
+      { request: { kind: 'call', run: 'cancel-pending' }, count: 5 },
+      { request: { kind: 'call', run: 'list-whole' }, count: 2 },
+    ],
+    deploy: { fn: 'cancelOrder' },
+    probes: true,
+    mustFire: [],
+  };
+  const stage = { template: withAlarms, names, catalog: { good, broken: {} } };
+  const span = { start: 100, warmUp: 10 };
+  const evaluated = { ...span, minutes: 20, settle: 0 };
+  const model: EvaluationModel = { reading: 'missing-is-zero', periods: 'clock', delayMinutes: 3 };
+
+  it('holds what a whole run holds, and the states over the base are those of the whole run', () => {
+    const base = playBase(stage, scenario, span);
+    const seeded = playSeed(stage, scenario, span, base, 5);
+    const whole = playScenario(stage, scenario, { ...span, seed: 5 });
+    expect(seeded.keys().sort()).toEqual(whole.keys().sort());
+    // Each metric's sum and count, minute by minute, from its key (`namespace|name|[[dimension, value], …]`).
+    const all = (store: typeof whole, key: string) => {
+      const [namespace, name, ...dimensions] = key.split('|');
+      const metric = {
+        namespace: namespace!,
+        name: name!,
+        dimensions: Object.fromEntries(JSON.parse(dimensions.join('|')) as [string, string][]),
+      };
+      return Array.from({ length: 40 }, (_, i) => [
+        store.statistic(metric, 'Sum', 90 + i, 90 + i),
+        store.statistic(metric, 'SampleCount', 90 + i, 90 + i),
+      ]);
+    };
+    for (const key of whole.keys()) expect(all(seeded, key), key).toEqual(all(whole, key));
+    const states = scenarioStates(withAlarms, seeded, evaluated, model, scenarioStates(withAlarms, base, evaluated, model));
+    expect(states).toEqual(scenarioStates(withAlarms, whole, evaluated, model));
+    // The new version's invocations come from the seed alone: the base never had them.
+    expect(cancelsOf(base, '2')).toBe(0);
+    expect(states.get('new-cancels')).toContain('ALARM');
   });
 });

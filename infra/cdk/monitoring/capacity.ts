@@ -1,6 +1,16 @@
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { type AlarmTarget, alarm } from './stage-alarm.ts';
-import { aliasMetric, apiMetric, longRunning, period, reservingFunctions, stageFunctions } from './metrics.ts';
+import {
+  aliasMetric,
+  apiMetric,
+  failingMinutes,
+  failingMinutesRule,
+  longRunning,
+  minute,
+  period,
+  reservingFunctions,
+  stageFunctions,
+} from './metrics.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
 
 /** A long-running function (the list) may run this close to its timeout before the team hears of it. */
@@ -14,11 +24,12 @@ export const sheddingRule = { throttledPeriods: 3, periods: 6 } as const;
 
 /**
  * `<Name>ShedShare`'s rule: the share of a route's requests its function sheds (throttles of its
- * live alias, and for the list the key's slots full, 429) at or above `percent` in each of `periods`
- * 5-minute periods with `minRequests` requests or more: most of the route's clients refused for a
- * quarter of an hour is an outage, documented refusals or not.
+ * live alias) at or above `percent` in `shedPeriods` of the last `periods` 5-minute periods, each
+ * with `minRequests` requests or more: most of the route's clients refused for a quarter of an hour
+ * is an outage, documented refusals or not. One period to spare: the newest is partly arrived, its
+ * requests maybe fewer than the minimum (then 0), and must not keep the page quiet.
  */
-export const shedShareRule = { percent: 50, periods: 3, minRequests: 10 } as const;
+export const shedShareRule = { percent: 50, shedPeriods: 3, periods: 4, minRequests: 10 } as const;
 
 /** ShedShare's expression: `shed` (a sum of metric ids) as a share (%) of `requests`, 0 under the minimum. */
 export const shedShareExpression = (shed: string) => `IF(FILL(requests, 0) >= ${shedShareRule.minRequests}, 100 * (${shed}) / requests, 0)`;
@@ -30,8 +41,9 @@ export const shedShareExpression = (shed: string) => `IF(FILL(requests, 0) >= ${
  *   it has shed load in three of the last six 5-minute periods. Each refusal is documented (a 5xx
  *   with Retry-After the client waits out) and moves no page or guard; that the stage wants more
  *   slots is a decision for the next working day (`listReservedConcurrency`, `pagedListReservedConcurrency`).
- * - `<Name>Throttles` of the others (cancel, the authorizer: no reservation): pages. They are
- *   throttled only when the account's whole concurrency is taken, which fails clients for real.
+ * - `<Name>Throttles` of the others (cancel, the authorizer: no reservation): pages, in 2 of the
+ *   last 10 minutes. They are throttled only when the account's whole concurrency is taken, which
+ *   fails clients for real; one throttle in a moment's spike pages nobody.
  * - `<Name>ShedShare` of a function with reserved concurrency: pages. The refusals Api5xxRate and
  *   the SLO leave out are bounded here: a release (or a setting) that sheds most lists is down.
  * - `<Name>NearTimeout` of a long-running function: a ticket. A list that long is read slowly by
@@ -40,22 +52,27 @@ export const shedShareExpression = (shed: string) => `IF(FILL(requests, 0) >= ${
 export function addCapacityAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
   const reserving = new Set(reservingFunctions(props).map(({ fn }) => fn));
   for (const { name, fn, contract } of stageFunctions(props)) {
-    const metric = fn.function.metricThrottles({ statistic: 'Sum', period });
+    const throttles = (over: typeof period) => fn.function.metricThrottles({ statistic: 'Sum', period: over });
     const { runbook } = contract;
     if (reserving.has(fn))
       alarm(
         target,
         `${name}Throttles`,
         `The ${name} function ran all it reserves and shed load in ${sheddingRule.throttledPeriods} of the last ${sheddingRule.periods} 5-minute periods.`,
-        { metric, threshold: 1, evaluationPeriods: sheddingRule.periods, datapointsToAlarm: sheddingRule.throttledPeriods },
+        {
+          metric: throttles(period),
+          threshold: 1,
+          evaluationPeriods: sheddingRule.periods,
+          datapointsToAlarm: sheddingRule.throttledPeriods,
+        },
         { kind: 'ticket', runbook },
       );
     else
       alarm(
         target,
         `${name}Throttles`,
-        `Lambda throttled the ${name} function: the account's concurrency is used up.`,
-        { metric, threshold: 1, evaluationPeriods: 1 },
+        `Lambda throttled the ${name} function in ${failingMinutesRule.failing} of the last ${failingMinutesRule.of} minutes: the account's concurrency is used up.`,
+        { metric: throttles(minute), ...failingMinutes },
         { runbook },
       );
   }
@@ -84,12 +101,12 @@ export function addCapacityAlarms(target: AlarmTarget, props: StoreOrdersMonitor
  * asking into its own full slots moves no page.
  */
 function addShedShareAlarms(target: AlarmTarget, props: StoreOrdersMonitoringProps) {
-  const { percent, periods } = shedShareRule;
+  const { percent, shedPeriods, periods } = shedShareRule;
   for (const { name, fn, route, contract } of reservingFunctions(props)) {
     alarm(
       target,
       `${name}ShedShare`,
-      `The ${name} function shed ${percent}% or more of its route's requests (throttled at its reserved concurrency) in each of ${periods} 5-minute periods: most clients are refused.`,
+      `The ${name} function shed ${percent}% or more of its route's requests (throttled at its reserved concurrency) in ${shedPeriods} of the last ${periods} 5-minute periods: most clients are refused.`,
       {
         metric: new cloudwatch.MathExpression({
           label: `${name}: requests shed (%)`,
@@ -99,6 +116,7 @@ function addShedShareAlarms(target: AlarmTarget, props: StoreOrdersMonitoringPro
         }),
         threshold: percent,
         evaluationPeriods: periods,
+        datapointsToAlarm: shedPeriods,
       },
       { runbook: contract.runbook },
     );

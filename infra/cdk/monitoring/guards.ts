@@ -5,7 +5,17 @@ import type { FunctionContract } from '../../function-contract.ts';
 import { ofStage } from '../contract-checks.ts';
 import type { StoreFunction } from '../store-function.ts';
 import { type AlarmTarget, alarm } from './stage-alarm.ts';
-import { executedVersionMetric, functionMetric, latencyWatched, liveVersion, period, stageFunctions } from './metrics.ts';
+import {
+  executedVersionMetric,
+  failingMinutes,
+  failingMinutesRule,
+  functionMetric,
+  latencyWatched,
+  liveVersion,
+  minute,
+  newestNotAlone,
+  stageFunctions,
+} from './metrics.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
 
 /**
@@ -38,13 +48,13 @@ type Guarded = { readonly name: string; readonly id: string; readonly fn: StoreF
 const lessClientEnds = 'IF(FILL(errors, 0) - FILL(cut, 0) - FILL(left, 0) > 0, FILL(errors, 0) - FILL(cut, 0) - FILL(left, 0), 0)';
 
 /**
- * `<Name>Errors`: the new version failed. Lambda's Errors of its invocations (crashes, timeouts,
- * streams that broke) and its own 500 answers (`Faults`, which Lambda counts as successes); of the
- * list, less the lists its clients stopped reading or left; of the authorizer, less its refusals,
- * which it answers by throwing.
+ * `<Name>Errors`: the new version failed, in 2 of the last 10 minutes (`failingMinutesRule`).
+ * Lambda's Errors of its invocations (crashes, timeouts, streams that broke) and its own 500 answers
+ * (`Faults`, which Lambda counts as successes); of the list, less the lists its clients stopped
+ * reading or left; of the authorizer, less its refusals, which it answers by throwing. One
+ * transient failure (a DynamoDB deadline missed once) never rolls a release back.
  */
 function addFailuresGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, { name, id, fn, contract }: Guarded) {
-  const { config } = props;
   const version = liveVersion(fn);
   const errors = executedVersionMetric(fn, 'Errors', 'Sum');
   const own = (metricName: string) => functionMetric(props, id, metricName, 'Sum', version);
@@ -63,29 +73,47 @@ function addFailuresGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps
             },
           }
         : { expression: 'FILL(errors, 0) + FILL(faults, 0)', usingMetrics: { errors, faults: own(metricNames.faults) } };
+  const { failing, of } = failingMinutesRule;
   alarm(
     target,
     `${name}Errors`,
-    `The ${name} function's new version failed ${config.alarms.functionErrors}+ times in 5 minutes (a crash, a timeout, a broken stream or a 500).`,
+    `The ${name} function's new version failed (a crash, a timeout, a broken stream or a 500) in ${failing} of the last ${of} minutes.`,
     {
-      metric: new cloudwatch.MathExpression({ label: `${name} failures of its live version`, period, ...failures }),
-      threshold: config.alarms.functionErrors,
-      evaluationPeriods: 1,
+      metric: new cloudwatch.MathExpression({ label: `${name} failures of its live version`, period: minute, ...failures }),
+      ...failingMinutes,
     },
     { guards: [id], runbook: contract.runbook },
   );
 }
 
 /**
+ * The share guards' period: 10 minutes, so that a function called 20 times a minute (the
+ * authorizer, the v2 page) gives a version at 10 % the answers a share needs in nearly every
+ * period, where 5 minutes gave them in about two of three; still whole, and seen, within the bake.
+ */
+export const sharePeriod = Duration.minutes(10);
+
+/**
+ * The least part of a period's answers the new version must have given for its share to be
+ * judged: half of CodeDeploy's first step (10 %, every configuration this service uses). A period
+ * that began before the shift holds the old version's answers from before it and the new one's from
+ * after: clients that changed what they send at the shift (a flood of wrong keys that began then)
+ * would move the comparison. Half the period in the shift at least bounds that to half the change.
+ */
+export const newSharedPeriod = 0.075;
+
+/**
  * A share guard's expression for the per-answer 0/1 record `counted` (its metrics `<counted>New`
  * and `<counted>All`): the share (%) of answers the new version counted, less the share the
- * versions before it counted in the same 5 minutes (all versions' answers less the new one's), when
- * each gave `minAnswers` or more; else 0. Between deploys only one version answers: 0.
+ * versions before it counted in the same period (all versions' answers less the new one's), when
+ * each gave `minAnswers` or more and the new version `newSharedPeriod` of all; else 0. Between
+ * deploys only one version answers: 0. Judged over two periods, one enough (`newestNotAlone`):
+ * never on the newest, partly arrived one alone.
  */
 export const newerShareExpression = (minAnswers: number, counted: string) => {
   const older = (of: string) => `(FILL(${of}All, 0) - FILL(${of}New, 0))`;
   return (
-    `IF(FILL(answersNew, 0) >= ${minAnswers} AND ${older('answers')} >= ${minAnswers}, ` +
+    `IF(FILL(answersNew, 0) >= ${minAnswers} AND ${older('answers')} >= ${minAnswers} AND FILL(answersNew, 0) >= ${newSharedPeriod} * FILL(answersAll, 0), ` +
     `100 * FILL(${counted}New, 0) / FILL(answersNew, 0) - 100 * ${older(counted)} / ${older('answers')}, 0)`
   );
 };
@@ -139,16 +167,16 @@ function addShareGuard(target: AlarmTarget, props: StoreOrdersMonitoringProps, g
   alarm(
     target,
     `${name}${kind}Share`,
-    `The ${name} function's new version ${what} ${points} points more ${answers} than the version before it, in 5 minutes with ${minAnswers}+ answers of each.`,
+    `The ${name} function's new version ${what} ${points} points more ${answers} than the version before it, in one of the last two 10-minute periods with ${minAnswers}+ answers of each.`,
     {
       metric: new cloudwatch.MathExpression({
         label: `${name}: ${counted} share of the new version less the old (points)`,
         expression: newerShareExpression(minAnswers, counted),
         usingMetrics: shareMetrics(props, guarded, metricName, counted),
-        period,
+        period: sharePeriod,
       }),
       threshold: points,
-      evaluationPeriods: 1,
+      ...newestNotAlone,
     },
     { guards: [id], runbook: contract.runbook },
   );
@@ -172,9 +200,7 @@ function addLatencyGuards(target: AlarmTarget, props: StoreOrdersMonitoringProps
       latency.alarm,
       `p99 of the ${route.operation} function's new version's answer time (AnswerLatency) at or above ${thresholdMs} ms in three of five 1-minute periods.`,
       {
-        metric: functionMetric(props, contract.name, metricNames.answerLatency, 'p99', liveVersion(fn)).with({
-          period: Duration.minutes(1),
-        }),
+        metric: functionMetric(props, contract.name, metricNames.answerLatency, 'p99', liveVersion(fn)).with({ period: minute }),
         threshold: thresholdMs,
         evaluationPeriods: 5,
         datapointsToAlarm: 3,

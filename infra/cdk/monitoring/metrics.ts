@@ -13,8 +13,40 @@ import type { StoreOrdersMonitoringProps } from './props.ts';
 // What the alarms, the dashboard and the saved queries read: the stage's metrics and the functions' log groups.
 
 export const period = Duration.minutes(5);
-/** The latency guards' period: short enough to go off inside a canary's bake with several datapoints. */
-export const latencyPeriod = Duration.minutes(1);
+/** The period of the latency guards and of the failing-minutes rule: short enough to go off inside a canary's bake with several datapoints. */
+export const minute = Duration.minutes(1);
+
+/**
+ * The rule of every alarm that counts what should not happen at all (a version's failures, the
+ * authorizer's, a throttle of a function that reserves nothing, a DynamoDB throttle or server
+ * error): 1 or more in each of `failing` of the last `of` one-minute periods. One event, or one burst
+ * of them within a minute (a transient fault on AWS's side), moves nothing; a fault that lasts or
+ * comes back does, within the bake (2 minutes and the metrics' delay). M of N also keeps the
+ * newest, partly arrived minutes from deciding alone (docs/decisions/0912-no-single-event-pages.md).
+ */
+export const failingMinutesRule = { failing: 2, of: 10 } as const;
+
+/** The alarm settings of the failing-minutes rule, for a metric or expression whose period is a minute. */
+export const failingMinutes = {
+  threshold: 1,
+  evaluationPeriods: failingMinutesRule.of,
+  datapointsToAlarm: failingMinutesRule.failing,
+} as const;
+
+/**
+ * The settings of an alarm over 5-minute sums or shares: two periods, one of them enough. CloudWatch
+ * evaluates once a minute over periods that end then, so the newest is partly arrived (its last
+ * minutes late); FILL makes the missing part 0, and a single-period alarm would judge that part
+ * alone and could stay OK. The one before it is whole (docs/decisions/0911-guards-read-as-cloudwatch-evaluates.md).
+ */
+export const newestNotAlone = { evaluationPeriods: 2, datapointsToAlarm: 1 } as const;
+
+/**
+ * A share that pages in two of the last three 5-minute periods: a burst within a minute falls in
+ * one period, so it alone pages nobody however few the requests around it (three failed key
+ * lookups in a busy minute are 1.2 % of 4 minutes' requests); a failure that lasts fills two.
+ */
+export const twoPeriodsOfThree = { evaluationPeriods: 3, datapointsToAlarm: 2 } as const;
 
 type Stage = Pick<StoreOrdersMonitoringProps, 'config' | 'api'>;
 
@@ -134,15 +166,15 @@ export function apiMetric({ api, config }: Stage, metricName: string, statistic:
   });
 }
 
-/** A sum of metrics in which an operand without datapoints counts as 0, not as "no sum". */
-export const filledSum = (label: string, metrics: Record<string, cloudwatch.IMetric>) =>
+/** A sum of metrics in which an operand without datapoints counts as 0, not as "no sum"; per `over` (5 minutes unless said). */
+export const filledSum = (label: string, metrics: Record<string, cloudwatch.IMetric>, over: Duration = period) =>
   new cloudwatch.MathExpression({
     label,
     expression: Object.keys(metrics)
       .map((id) => `FILL(${id}, 0)`)
       .join(' + '),
     usingMetrics: metrics,
-    period,
+    period: over,
   });
 
 /**

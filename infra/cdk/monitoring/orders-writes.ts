@@ -4,7 +4,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { statusIndex } from '../../../shared/status-index.ts';
-import { period } from './metrics.ts';
+import { failingMinutes, failingMinutesRule, minute, period } from './metrics.ts';
 import { runbookPointer } from './runbook.ts';
 
 /**
@@ -36,9 +36,10 @@ export const ordersWriteMetrics = (table: dynamodb.ITable) => {
 export const ordersWriteThrottlesAlarmId = 'OrdersTableWriteThrottles';
 
 /**
- * OrdersTableWriteThrottles: any throttled write of the orders table, its status index or the
- * index's backfill in 5 minutes. It pages (the stage topic, ALARM and OK): a throttled write is an
- * order the store's other systems failed to write, or wrote late. It guards no deploy: the store's
+ * OrdersTableWriteThrottles: throttled writes of the orders table, its status index or the index's
+ * backfill in 2 of the last 10 minutes. It pages (the stage topic, ALARM and OK): throttling that
+ * lasts or comes back leaves orders of the store's other systems unwritten, or written late; one
+ * throttled write their SDK retried is no news. It guards no deploy: the store's
  * own writers move it, and no release of this service should be rolled back for them; a client of
  * this API reaches the table's writes only through cancels, which the stage throttling bounds far
  * below DynamoDB's per-partition limit (docs/operating.md#small-decisions).
@@ -50,15 +51,14 @@ export function addOrdersWriteThrottlesAlarm(
   const { table: tableWrites, index, backfill } = ordersWriteMetrics(table);
   const alarm = new cloudwatch.Alarm(scope, ordersWriteThrottlesAlarmId, {
     alarmName: `${prefix}-${ordersWriteThrottlesAlarmId}`,
-    alarmDescription: `DynamoDB throttled writes to the orders table from any writer (the store's other systems or this service), to its status index, or to the index's backfill. ${runbookPointer(ordersWriteThrottlesAlarmId)}`,
+    alarmDescription: `DynamoDB throttled writes to the orders table from any writer (the store's other systems or this service), to its status index, or to the index's backfill, in ${failingMinutesRule.failing} of the last ${failingMinutesRule.of} minutes. ${runbookPointer(ordersWriteThrottlesAlarmId)}`,
     metric: new cloudwatch.MathExpression({
       label: 'throttled writes: table, status index, backfill',
       expression: 'FILL(tableWrites, 0) + FILL(indexWrites, 0) + FILL(backfillWrites, 0)',
       usingMetrics: { tableWrites, indexWrites: index, backfillWrites: backfill },
-      period,
+      period: minute,
     }),
-    threshold: 1,
-    evaluationPeriods: 1,
+    ...failingMinutes,
     comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     // No writes, no throttles: no data is no fault.
     treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,

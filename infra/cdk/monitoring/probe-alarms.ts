@@ -26,7 +26,7 @@ export const probeBusyRule = { busyRuns: 8, minutes: 15 } as const;
  * one-minute periods. Not one run: a throttled write or a key rotated between two reads heals by
  * the next run; three in five is a canary that stays unable to check.
  */
-export const canarySetupFailedRule = { runs: 3, minutes: 5 } as const;
+export const canarySetupFailedRule = { runs: 2, minutes: 10 } as const;
 
 /**
  * The service's own probes, which know the right answers (the synthetic client, a Synthetics
@@ -81,7 +81,7 @@ export function addProbeAlarms(target: AlarmTarget, props: Pick<StoreOrdersMonit
     'CanarySetupFailed',
     `The synthetic client (Synthetics canary ${canaryName}) could not set up its checks (its settings, its key, its own probe orders refused) in ${canarySetupFailedRule.runs} of the last ${canarySetupFailedRule.minutes} minutes: it checks the stage only in part, or not at all.`,
     {
-      metric: serviceMetric(props, metricNames.canarySetupFailed, 'Maximum', probeMetricsNamespace).with({ period: Duration.minutes(1) }),
+      metric: serviceMetric(props, metricNames.probeSetupFailed, 'Maximum', probeMetricsNamespace).with({ period: Duration.minutes(1) }),
       threshold: 1,
       evaluationPeriods: canarySetupFailedRule.minutes,
       datapointsToAlarm: canarySetupFailedRule.runs,

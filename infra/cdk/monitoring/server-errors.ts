@@ -2,7 +2,7 @@ import type { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { metricNames } from '../../../shared/observability.ts';
 import { type AlarmTarget, alarm } from './stage-alarm.ts';
-import { aliasMetric, apiMetric, period, reservingFunctions, serviceMetric } from './metrics.ts';
+import { aliasMetric, apiMetric, period, reservingFunctions, serviceMetric, twoPeriodsOfThree } from './metrics.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
 
 type Props = StoreOrdersMonitoringProps;
@@ -49,7 +49,7 @@ export function addServerErrorAlarm(target: AlarmTarget, props: Props) {
   alarm(
     target,
     'Api5xxRate',
-    `${config.alarms.serverErrorRatePercent}% or more of the requests in 5 minutes failed with a 5xx, documented refusals (lists or pages shed at their concurrency, the status index not ready) left out (5 minutes with ${config.alarms.serverErrorMinRequests}+ requests).`,
+    `${config.alarms.serverErrorRatePercent}% or more of the requests failed with a 5xx, documented refusals (lists or pages shed at their concurrency, the status index not ready) left out, in two of the last three 5-minute periods with ${config.alarms.serverErrorMinRequests}+ requests.`,
     {
       // Judged only with a minimum of requests: a handful (the synthetic client's alone) makes one transient 5xx a large share.
       metric: new cloudwatch.MathExpression({
@@ -59,7 +59,7 @@ export function addServerErrorAlarm(target: AlarmTarget, props: Props) {
         period,
       }),
       threshold: config.alarms.serverErrorRatePercent,
-      evaluationPeriods: 1,
+      ...twoPeriodsOfThree,
     },
   );
 }

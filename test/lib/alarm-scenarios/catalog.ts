@@ -27,7 +27,10 @@ import type { Template } from '../template.ts';
 import { functionRun, type FunctionRun } from './emissions.ts';
 import { type FaultName, releaseFaults } from './faults.ts';
 import type { Catalog } from './simulate.ts';
-import { type RunName, runs, runTimes } from './scenarios.ts';
+import { type RunName, runs, runTimes } from './traffic.ts';
+
+/** A closed port: a DynamoDB endpoint nothing answers at. */
+const unreachable = 'http://127.0.0.1:9';
 
 /** The store: 5,000 orders, of which these ids are known: pending, cancelled, shipped, and one that does not exist. */
 const ids = { pending: ['100001', '100002'], cancelled: '100003', shipped: '100004', missing: '999999999' };
@@ -98,6 +101,7 @@ const invocations = (stage: string, keys: { valid: string; revoked: string }, cu
     'page-not-ready': at('page-not-ready', v2({ status: 'pending' })),
     'authorize-valid': at('authorize-valid', token(keys.valid)),
     'authorize-refused': at('authorize-refused', token(keys.revoked)),
+    'authorize-unreachable': at('authorize-unreachable', token(keys.valid)),
   };
 };
 
@@ -137,7 +141,7 @@ export const buildCatalog = async ({ s, t, outdir }: Site): Promise<Catalog> => 
         outdir,
         logicalId(s, functions[runs[run]]!.function),
         names(run === 'page-not-ready' ? unindexed.orders.tableName : tables.orders.tableName),
-        environment,
+        run === 'authorize-unreachable' ? { ...environment, DYNAMODB_ENDPOINT: unreachable } : environment,
       );
     const first = await runBundleAsync(deployed('page-first'), [invocations(stage, { valid, revoked }, '')['page-first']]);
     const cursor = (JSON.parse((first.outcomes[0] as { value: { body: string } }).value.body) as { nextCursor: string }).nextCursor;
@@ -146,9 +150,10 @@ export const buildCatalog = async ({ s, t, outdir }: Site): Promise<Catalog> => 
     for (const run of Object.keys(runs) as RunName[]) good[run] = await runOnce(run, deployed(run), events[run]);
     const broken: Partial<Record<FaultName, Partial<Record<RunName, FunctionRun>>>> = {};
     for (const [fault, definition] of Object.entries(releaseFaults) as [FaultName, (typeof releaseFaults)[FaultName]][]) {
-      const codeDir = await brokenBuild(definition);
+      // A fault in the code is a build of its own; a fault in the configuration runs the shipped code.
+      const codeDir = 'replace' in definition ? await brokenBuild(definition) : undefined;
       const affected = (Object.keys(runs) as RunName[]).filter(
-        (run) => functions[runs[run]]!.name === functionNameOf(definition.handlerFile, s),
+        (run) => functions[runs[run]]!.name === functionNameOf(definition.handlerFile, s) && run !== 'authorize-unreachable',
       );
       const results: Partial<Record<RunName, FunctionRun>> = {};
       for (const run of affected) results[run] = await runOnce(run, ...asBroken(deployed(run), codeDir, definition, events[run]));
@@ -169,21 +174,25 @@ const runOnce = async (run: RunName, fn: DeployedFunction, invocation: Invocatio
 };
 
 /**
- * The broken build `codeDir` of `fn`, and its invocation; a fault whose list runs long gets its
- * timeout and environment, and a client that reads on at 1 MB/s (above the minimum rate), so that
- * only the list's own bound ends it.
+ * `fn` as a fault deploys it (its broken build `codeDir`, else the shipped code; the fault's
+ * environment), and its invocation; a fault whose list runs long gets its timeout, and a client
+ * that reads on at 1 MB/s (above the minimum rate), so that only the list's own bound ends it.
  */
 const asBroken = (
   fn: DeployedFunction,
-  codeDir: string,
+  codeDir: string | undefined,
   definition: (typeof releaseFaults)[FaultName],
   invocation: Invocation,
 ): [DeployedFunction, Invocation] => {
   const again = { ...invocation, requestId: randomUUID() };
-  if (!('timeoutSeconds' in definition)) return [{ ...fn, codeDir }, again];
-  const properties = { ...fn.properties, Timeout: definition.timeoutSeconds };
+  const broken = {
+    ...fn,
+    codeDir: codeDir ?? fn.codeDir,
+    ...('environment' in definition ? { environment: { ...fn.environment, ...definition.environment } } : {}),
+  };
+  if (!('timeoutSeconds' in definition)) return [broken, again];
   return [
-    { ...fn, codeDir, properties, environment: { ...fn.environment, ...definition.environment } },
+    { ...broken, properties: { ...fn.properties, Timeout: definition.timeoutSeconds } },
     { ...again, clientBytesPerSecond: 1_000_000 },
   ];
 };

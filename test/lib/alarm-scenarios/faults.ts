@@ -1,12 +1,16 @@
 /**
  * The broken releases of the alarm scenarios: built as test/lib/broken-builds.ts builds the pre-traffic
- * hook's, from the real handler sources with one deliberate fault each.
+ * hook's, from the real handler sources with one deliberate fault each, or the shipped code with a
+ * wrong setting (`environment` alone).
  */
 import { faults } from '../broken-builds.ts';
 
 export const releaseFaults = {
   // Refuses every key with exactly "Unauthorized": 401 for every client, no 5xx, no error metric.
   authorizerDeniesAll: faults.authorizer,
+  // Configured with a DynamoDB endpoint nothing answers at (a test's setting leaked into a release):
+  // every key lookup fails, the authorizer throws, API Gateway answers 500 AUTHORIZER_FAILURE.
+  authorizerUnreachable: { handlerFile: 'functions/authorizer/handler.ts', environment: { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' } },
   // Answers every list 500 internal_error before its first byte: a failure Lambda counts as a success.
   listFails: {
     handlerFile: 'functions/list-orders/handler.ts',

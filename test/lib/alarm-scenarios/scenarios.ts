@@ -1,125 +1,11 @@
 /**
  * The named scenarios the stage's alarms are evaluated under (test/shipped/alarm-scenarios.test.ts),
  * each a minute-by-minute traffic of production on a 5,000-order table, and what its alarms must
- * do. A request kind names a run of a shipped bundle (./catalog.ts) or an answer API Gateway gives
- * itself; each minute's requests are listed, those that come every few minutes with `every`.
+ * do: its traffic (./traffic.ts) and, for a release, the function it deploys and how that is broken.
  */
 import type { FunctionName } from '../../../infra/registry.ts';
 import type { FaultName } from './faults.ts';
-
-/** A request of a client, or of the synthetic client (`probe`), as it reaches the stage. */
-export type Request =
-  /** A request with a valid key whose Allow API Gateway has cached, answered by a run of its route's function. */
-  | { readonly kind: 'call'; readonly run: RunName }
-  /** A valid key's Allow expired: the authorizer runs (then the request goes on, counted among the calls). */
-  | { readonly kind: 'authorize' }
-  /** A key the authorizer refuses (unknown or revoked): 401 after the authorizer ran. */
-  | { readonly kind: 'refusedKey' }
-  /** No key, or a malformed header: 401 from API Gateway before the authorizer. */
-  | { readonly kind: 'malformedKey' }
-  /** Over a key's or the stage's limit: 429 from API Gateway. */
-  | { readonly kind: 'throttled'; readonly fn: 'listOrders' | 'cancelOrder' | 'listOrdersPaged' }
-  /** A list or page refused because its function runs all it reserves: a Lambda throttle, 5xx with Retry-After. */
-  | { readonly kind: 'shed'; readonly fn: 'listOrders' | 'listOrdersPaged' }
-  /** A path no route serves: 404 from API Gateway. */
-  | { readonly kind: 'unknownRoute' };
-
-/** The runs of the shipped bundles a scenario's calls are answered by (./catalog.ts makes them). */
-export const runs = {
-  'list-whole': 'listOrders',
-  'list-slots-full': 'listOrders',
-  'list-left': 'listOrders',
-  'list-probe': 'listOrders',
-  'cancel-pending': 'cancelOrder',
-  'cancel-again': 'cancelOrder',
-  'cancel-shipped': 'cancelOrder',
-  'cancel-missing': 'cancelOrder',
-  'page-first': 'listOrdersPaged',
-  'page-next': 'listOrdersPaged',
-  'page-not-ready': 'listOrdersPaged',
-  'authorize-valid': 'authorizer',
-  'authorize-refused': 'authorizer',
-} as const satisfies Record<string, FunctionName>;
-export type RunName = keyof typeof runs;
-
-/** Each run's times in this model (not measured here: emissions.ts, Times). */
-export const runTimes: Record<RunName, { answerMs: number; totalMs: number }> = {
-  'list-whole': { answerMs: 300, totalMs: 2_500 },
-  'list-slots-full': { answerMs: 30, totalMs: 30 },
-  'list-left': { answerMs: 300, totalMs: 600 },
-  'list-probe': { answerMs: 300, totalMs: 600 },
-  'cancel-pending': { answerMs: 40, totalMs: 40 },
-  'cancel-again': { answerMs: 40, totalMs: 40 },
-  'cancel-shipped': { answerMs: 40, totalMs: 40 },
-  'cancel-missing': { answerMs: 40, totalMs: 40 },
-  'page-first': { answerMs: 150, totalMs: 150 },
-  'page-next': { answerMs: 150, totalMs: 150 },
-  'page-not-ready': { answerMs: 20, totalMs: 20 },
-  'authorize-valid': { answerMs: 15, totalMs: 15 },
-  'authorize-refused': { answerMs: 15, totalMs: 15 },
-};
-
-/** `count` of a request each minute, or one every `every` minutes. */
-export type Traffic = readonly { readonly request: Request; readonly count?: number; readonly every?: number }[];
-
-const call = (run: RunName, count: number) => ({ request: { kind: 'call', run } as const, count });
-
-/**
- * Production on a busy day: 30 cancels a minute (most of pending orders, some repeated, some of
- * shipped or unknown orders), 2 v1 lists (one read whole, one left after its first part), 20 v2
- * pages (readers of 4 pages each), 100 keys in use (an Allow per key every 5 minutes), a few
- * requests over their limits, a wrong key and a malformed header now and then.
- */
-export const busyDay: Traffic = [
-  call('cancel-pending', 24),
-  call('cancel-again', 3),
-  call('cancel-shipped', 2),
-  call('cancel-missing', 1),
-  call('list-whole', 1),
-  call('list-left', 1),
-  call('page-first', 5),
-  call('page-next', 15),
-  { request: { kind: 'authorize' }, count: 20 },
-  { request: { kind: 'refusedKey' }, count: 1 },
-  { request: { kind: 'malformedKey' }, every: 2 },
-  { request: { kind: 'throttled', fn: 'cancelOrder' }, count: 2 },
-];
-
-/**
- * A list-heavy day: the busy day and 20 more lists a minute read whole, and 10 lists a minute
- * refused because their key already runs its tier's lists (429 with Retry-After): enough lists for
- * a version at 10 % to give the 10 answers in 5 minutes its share guards judge.
- */
-export const listHeavyDay: Traffic = [...busyDay, call('list-whole', 20), call('list-slots-full', 10)];
-
-/** A quiet hour: a few cancels and pages, a list now and then, 10 keys in use. */
-export const quietHour: Traffic = [
-  call('cancel-pending', 2),
-  call('cancel-missing', 1),
-  call('page-first', 1),
-  call('page-next', 2),
-  { request: { kind: 'call', run: 'list-left' }, every: 5 },
-  { request: { kind: 'authorize' }, count: 2 },
-];
-
-/**
- * The synthetic client's run, once a minute (functions/canary/handler.ts): two lists (its `canary` tier's,
- * which end after 256 KB, read whole), a page and the next one, the cancel of an id that cannot
- * exist and of a pending order of its own, a wrong key, an unknown route; its own key's Allow
- * every 5 minutes. It knows every right answer:
- * a run fails when one answer differs from the good build's, a busy answer (429, or 503 with
- * Retry-After) is waited out, not a failure.
- */
-export const probeRun: readonly Request[] = [
-  { kind: 'call', run: 'list-probe' },
-  { kind: 'call', run: 'list-probe' },
-  { kind: 'call', run: 'page-first' },
-  { kind: 'call', run: 'page-next' },
-  { kind: 'call', run: 'cancel-missing' },
-  { kind: 'call', run: 'cancel-pending' },
-  { kind: 'refusedKey' },
-  { kind: 'unknownRoute' },
-];
+import { busyDay, call, listHeavyDay, quietHour, type Request, type Traffic } from './traffic.ts';
 
 /** A deploy: `fn`'s new version, built with `fault` (or as it is), takes 10 % of its invocations from the scenario's start. */
 export type Deploy = { readonly fn: FunctionName; readonly fault?: FaultName };
@@ -140,10 +26,21 @@ export type Scenario = {
   readonly leftListsCountedAsErrors?: boolean;
   /** Whether the synthetic client runs (every scenario: yes). */
   readonly probes: boolean;
-  /** Alarms that must reach ALARM within the scenario (a deploy's: guards of its function, before the watch ends). */
+  /** From the start, the synthetic client cannot write its own probe order (its IAM, DynamoDB throttling it): that check is not set up. */
+  readonly probeSetupFails?: true;
+  /**
+   * Alarms that must reach ALARM within the scenario (a deploy's: guards of its function, before the
+   * watch ends), under every reading; in a release, in 95 % of the routing's seeds or more.
+   */
   readonly mustFire: readonly string[];
   /** Alarms that may go off too (a broken release may well set more than its guard off). */
   readonly mayFire?: readonly string[];
+  /**
+   * Guards this release's fault should set off on traffic too thin to promise it in 95 % of the
+   * routing's seeds (so few answers reach the new version in the bake that two failing minutes may
+   * not come): each must in 80 % or more, and the table says how often.
+   */
+  readonly thin?: readonly string[];
   /**
    * A release whose fault shows only after CodeDeploy stopped watching (`minutes` reach past the
    * watch): its must-fire alarms page on-call, who rolls it back by hand; no guard stops it.
@@ -205,40 +102,121 @@ const clientScenarios: Scenario[] = [
   },
 ];
 
-/** Broken releases at 10 %, for the `watchMinutes` CodeDeploy watches them: one deliberate fault each. */
-const brokenReleases = (watchMinutes: number): Scenario[] => [
+/** Each fault on AWS's side the stage alarms on, as one request (Lambda's or DynamoDB's). */
+const awsFaults: readonly Request[] = [
+  { kind: 'authorizerFails' },
+  { kind: 'crash', fn: 'cancelOrder' },
+  { kind: 'shed', fn: 'cancelOrder' },
+  ...(['OrdersTable', 'ApiKeysTable', 'ListLeasesTable'] as const).flatMap((table) =>
+    (['ThrottledRequests', 'SystemErrors'] as const).map((metric) => ({
+      kind: 'dynamoDb' as const,
+      metric,
+      table,
+      operation: { OrdersTable: 'UpdateItem', ApiKeysTable: 'GetItem', ListLeasesTable: 'PutItem' }[table],
+    })),
+  ),
+  { kind: 'dynamoDb', metric: 'WriteThrottleEvents', table: 'OrdersTable' },
+];
+
+/**
+ * Faults on AWS's side: one of each (or one burst within a minute) moves nothing; the same fault
+ * lasting or coming back sets its alarm off. The authorizer's throttle comes apart from its failed
+ * lookups: both are AUTHORIZER_FAILURE to API Gateway, counted by one alarm.
+ */
+const faultScenarios: Scenario[] = [
   {
-    id: 'release-list-fails',
-    title: 'A new list version at 10 % answering every list 500',
-    minutes: watchMinutes,
-    traffic: busyDay,
-    deploy: { fn: 'listOrders', fault: 'listFails' },
+    id: 'transient-faults',
+    title:
+      "One transient fault of each kind on a busy day, half an hour apart: an authorizer's key lookup failing, then three failing in one minute, a cancel's sandbox crashing, Lambda throttling a cancel, then an authorizer, DynamoDB throttling and failing one request on each table, one throttled write to the orders table",
+    minutes: 120,
+    before: busyDay,
+    traffic: [
+      ...busyDay,
+      ...awsFaults.map((request) => ({ request, at: [5] })),
+      { request: { kind: 'authorizerFails' }, count: 3, at: [35] },
+      { request: { kind: 'shed', fn: 'authorizer' }, at: [65] },
+    ],
     probes: true,
-    mustFire: ['ListOrdersErrors'],
-    // Its 500s spend the availability budget: the burn alarms may well say so.
-    mayFire: ['CanaryFailed', 'AvailabilityFastBurn', 'AvailabilityMediumBurn', 'AvailabilitySlowBurn'],
+    mustFire: [],
   },
   {
-    id: 'release-cancel-409',
-    title: 'A new cancel version at 10 % answering 409 for pending orders',
-    minutes: watchMinutes,
-    traffic: busyDay,
-    deploy: { fn: 'cancelOrder', fault: 'cancelPendingConflict' },
+    id: 'lasting-faults',
+    title: 'The same faults on a busy day, each in three separate minutes within ten (a fault that lasts or comes back)',
+    minutes: 30,
+    before: busyDay,
+    traffic: [...busyDay, ...[...awsFaults, { kind: 'shed', fn: 'authorizer' } as const].map((request) => ({ request, at: [5, 8, 11] }))],
     probes: true,
-    mustFire: ['CancelOrderRefusedShare'],
-    mayFire: ['CanaryFailed'],
+    // Four 5xx a minute in two minutes of five are 2 % of a busy day's requests: the stage fails for real.
+    mayFire: ['Api5xxRate', 'AvailabilitySlowBurn'],
+    mustFire: [
+      'AuthorizerErrors',
+      'AuthorizerFailures',
+      'AuthorizerThrottles',
+      'CancelOrderErrors',
+      'CancelOrderThrottles',
+      ...['OrdersTable', 'ApiKeysTable', 'ListLeasesTable'].flatMap((table) => [`${table}Throttles`, `${table}SystemErrors`]),
+      'OrdersTableWriteThrottles',
+    ],
   },
   {
-    id: 'release-second-page-fails',
-    title: 'A new v2 version at 10 % answering every second page 400 invalid_cursor',
-    minutes: watchMinutes,
+    id: 'canary-cannot-set-up',
+    title: "The synthetic client cannot write its probe order for an hour (its role's IAM), on a busy day",
+    minutes: 60,
     traffic: busyDay,
-    deploy: { fn: 'listOrdersPaged', fault: 'secondPageInvalid' },
     probes: true,
-    mustFire: ['ListOrdersPagedRefusedShare'],
-    mayFire: ['CanaryFailed'],
+    probeSetupFails: true,
+    // Its own alarm, to a person; CanaryFailed, which guards every deploy, stays quiet.
+    mustFire: ['CanarySetupFailed'],
   },
 ];
+
+/** Broken releases at 10 %, for the `watchMinutes` CodeDeploy watches them: one deliberate fault each. */
+const brokenReleases = (watchMinutes: number): Scenario[] => {
+  const listFails = {
+    minutes: watchMinutes,
+    deploy: { fn: 'listOrders', fault: 'listFails' },
+    probes: true,
+    // Its 500s spend the availability budget: the page and the burn alarms may well say so.
+    mayFire: ['CanaryFailed', 'Api5xxRate', 'AvailabilityFastBurn', 'AvailabilityMediumBurn', 'AvailabilitySlowBurn'],
+  } as const;
+  return [
+    {
+      ...listFails,
+      id: 'release-list-fails',
+      title: "A new list version at 10 % answering every list 500, on a busy day (4 lists a minute, the probes' included)",
+      traffic: busyDay,
+      mustFire: [],
+      thin: ['ListOrdersErrors'],
+    },
+    {
+      ...listFails,
+      id: 'release-list-fails-list-heavy',
+      title: 'The same release on a list-heavy day',
+      traffic: listHeavyDay,
+      mustFire: ['ListOrdersErrors'],
+    },
+    {
+      id: 'release-cancel-409',
+      title: 'A new cancel version at 10 % answering 409 for pending orders',
+      minutes: watchMinutes,
+      traffic: busyDay,
+      deploy: { fn: 'cancelOrder', fault: 'cancelPendingConflict' },
+      probes: true,
+      mustFire: ['CancelOrderRefusedShare'],
+      mayFire: ['CanaryFailed'],
+    },
+    {
+      id: 'release-second-page-fails',
+      title: 'A new v2 version at 10 % answering every second page 400 invalid_cursor',
+      minutes: watchMinutes,
+      traffic: busyDay,
+      deploy: { fn: 'listOrdersPaged', fault: 'secondPageInvalid' },
+      probes: true,
+      mustFire: ['ListOrdersPagedRefusedShare'],
+      mayFire: ['CanaryFailed'],
+    },
+  ];
+};
 
 /** Broken releases at 10 % whose answers are documented refusals, or whose lists never end. */
 const busyReleases = (watchMinutes: number): Scenario[] => [
@@ -279,6 +257,17 @@ const busyReleases = (watchMinutes: number): Scenario[] => [
 /** A broken authorizer at 10 %. */
 const authorizerReleases = (watchMinutes: number): Scenario[] => [
   {
+    id: 'release-authorizer-fails',
+    title: 'A new authorizer version at 10 % whose key lookups all fail (its DynamoDB endpoint points nowhere)',
+    minutes: watchMinutes,
+    traffic: busyDay,
+    deploy: { fn: 'authorizer', fault: 'authorizerUnreachable' },
+    probes: true,
+    mustFire: ['AuthorizerErrors'],
+    // The stage-wide page counts the same failures; the 500s spend the availability budget.
+    mayFire: ['AuthorizerFailures', 'CanaryFailed', 'Api5xxRate', 'AvailabilityFastBurn', 'AvailabilityMediumBurn', 'AvailabilitySlowBurn'],
+  },
+  {
     id: 'release-authorizer-denies',
     title: 'A new authorizer version at 10 % denying every key',
     minutes: watchMinutes,
@@ -317,8 +306,17 @@ const goodReleases = (watchMinutes: number): Scenario[] => [
     mayFire: ['ListOrdersThrottles'],
   },
   {
+    id: 'release-authorizer-blip',
+    title: 'A good new authorizer version at 10 % whose key lookups fail three times in one minute (one DynamoDB blip)',
+    minutes: watchMinutes,
+    traffic: [...busyDay, { request: { kind: 'authorizerFails', version: 'new' }, count: 3, at: [4] }],
+    deploy: { fn: 'authorizer' },
+    probes: true,
+    mustFire: [],
+  },
+  {
     id: 'release-during-flood',
-    title: 'A good new authorizer version at 10 % during a bad-key flood (20 a minute)',
+    title: 'A good new authorizer version at 10 % during a bad-key flood (20 a minute) that begins with the deploy',
     minutes: watchMinutes,
     before: busyDay,
     traffic: [...busyDay, refusedKeys(20)],
@@ -335,8 +333,38 @@ const goodReleases = (watchMinutes: number): Scenario[] => [
  */
 export const scenarios = (watchMinutes: number): Scenario[] => [
   ...clientScenarios,
+  ...faultScenarios,
   ...brokenReleases(watchMinutes),
   ...busyReleases(watchMinutes),
   ...authorizerReleases(watchMinutes),
   ...goodReleases(watchMinutes),
 ];
+
+/**
+ * What a client can do that moves each alarm (docs/deploying.md's table says it beside each): a
+ * guard or a page is moved by nothing a client does within the contract, or with a bad key.
+ */
+export const clientMoves = (alarm: string): string => {
+  const rules: [RegExp, string][] = [
+    [
+      /^(ListOrders|CancelOrder|ListOrdersPaged|Authorizer)Errors$/,
+      'nothing: the new version’s failures (lists left or cut by their clients left out)',
+    ],
+    [/RefusedShare$/, 'nothing: what clients send reaches both versions alike'],
+    [/BusyShare$/, 'nothing: load reaches both versions alike'],
+    [/P99$/, 'nothing: the new version’s own answer time'],
+    [/^Api5xxRate$/, 'nothing: documented refusals are left out'],
+    [/^(ListOrders|ListOrdersPaged)Throttles$/, 'lists or pages beyond the reserved concurrency (a ticket)'],
+    [/Throttles$|SystemErrors$/, 'nothing within the stage’s throttle'],
+    [/ShedShare$/, 'half the route’s requests beyond its reserved concurrency for 15 minutes: an outage'],
+    [/NearTimeout$/, 'a client reading a list slowly (a ticket)'],
+    [/^AuthorizerFailures$/, 'nothing: a refused key is no failure'],
+    [/^AuthFailures$/, 'wrong or revoked keys (a ticket)'],
+    [/^Canary(Failed|Stopped|SetupFailed)$/, 'nothing: the probes’ own key and orders'],
+    [/^ProbeBusy$/, 'load that keeps the probes busy (a ticket)'],
+    [/Burn$/, 'nothing: the service’s own 5xx and answer times'],
+  ];
+  const rule = rules.find(([pattern]) => pattern.test(alarm));
+  if (rule === undefined) throw new Error(`${alarm}: say what a client can do that moves it (clientMoves)`);
+  return rule[1];
+};

@@ -1,21 +1,20 @@
 /**
  * A scenario (./scenarios.ts) played against a synthesized stage: each minute's requests, each
- * invocation sent to the old or the new version by CodeDeploy's weight (every tenth to the new one
- * while it has 10 %), turned into what CloudWatch would hold (./emissions.ts), then every alarm of
- * the template evaluated minute by minute (../cloudwatch/alarm-timeline.ts).
+ * invocation sent to the old or the new version by CodeDeploy's weight, at random as Lambda's
+ * weighted alias routing does (a seeded draw per invocation, so a seed replays the same run),
+ * turned into what CloudWatch would hold (./emissions.ts); ./outcomes.ts evaluates the alarms on it.
  */
 import type { FunctionName } from '../../../infra/registry.ts';
 import { longestBusyWaitMs, mostBusyTries } from '../../../functions/canary/smoke-check.ts';
 import { metricNames, probeMetricsNamespace } from '../../../shared/observability.ts';
 import { type Route } from '../../../shared/routes.ts';
 import { routeOf } from '../../../infra/registry.ts';
-import type { AlarmState, EvaluationModel } from '../cloudwatch/alarm-evaluator.ts';
-import { timeline } from '../cloudwatch/alarm-timeline.ts';
 import { type Datum, MetricStore } from '../cloudwatch/metric-store.ts';
 import type { Template } from '../template.ts';
 import { asVersion, type FunctionRun, gatewayDatapoints, lambdaDatapoints, type TemplateFunction } from './emissions.ts';
 import type { FaultName } from './faults.ts';
-import { probeRun, type Request, type RunName, runs, runTimes, type Scenario, type Traffic } from './scenarios.ts';
+import type { Scenario } from './scenarios.ts';
+import { invokedBy, probeRun, type Request, type RunName, runs, runTimes, type TableId, type Traffic } from './traffic.ts';
 
 /** The shipped bundles' runs: today's build of each function, and the broken builds' runs of theirs. */
 export type Catalog = {
@@ -29,12 +28,29 @@ export type StageNames = {
   readonly canaryName: string;
   /** The `service` dimension of the service's own metrics (the probes' ProbeBusy among them). */
   readonly service: string;
+  /** Each table's `TableName`, as the template's alarms name it (`${LogicalId}`), by its id in the stack (OrdersTable…). */
+  readonly tables: Readonly<Record<TableId, string>>;
 };
 
 /** The version before the deploy, as a label of the version dimension. */
 const oldVersion = 'the version before';
 /** CodeDeploy's first step: 10 % of the invocations. */
-const newShare = 0.1;
+export const newShare = 0.1;
+
+/**
+ * A seeded stream of numbers in [0, 1) (mulberry32): the same seed, the same draws, so a
+ * scenario's run under one seed is the same on every machine.
+ */
+export const seededRandom = (seed: number): (() => number) => {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let z = state;
+    z = Math.imul(z ^ (z >>> 15), z | 1);
+    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
+    return ((z ^ (z >>> 14)) >>> 0) / 4_294_967_296;
+  };
+};
 
 const routeFor: Record<Exclude<FunctionName, 'authorizer'>, Route> = {
   listOrders: routeOf('listOrders'),
@@ -84,15 +100,14 @@ const busyOf = (answer: FunctionRun): Played['busy'] =>
  * longer than the client waits), each try routed again by CodeDeploy's weight (`ask` plays one
  * request). The check fails only on a wrong answer that is not busy; busy at every try, it is BUSY.
  */
-export const probeCheck = (ask: () => Played): { readonly datums: Datum[]; readonly outcome: 'pass' | 'fail' | 'busy' } => {
-  const datums: Datum[] = [];
-  for (let tries = 1; ; tries++) {
+export const probeCheck = (ask: () => Played): { readonly tries: Played[]; readonly outcome: 'pass' | 'fail' | 'busy' } => {
+  const tries: Played[] = [];
+  for (;;) {
     const played = ask();
-    // A probe's list is bounded: it never runs long.
-    datums.push(...played.datums, ...(played.later?.datums ?? []));
-    if (played.busy === undefined) return { datums, outcome: played.answeredWrongly ? 'fail' : 'pass' };
+    tries.push(played);
+    if (played.busy === undefined) return { tries, outcome: played.answeredWrongly ? 'fail' : 'pass' };
     const waitMs = (played.busy.retryAfterSeconds ?? 1) * 1000;
-    if (tries === mostBusyTries || waitMs > longestBusyWaitMs) return { datums, outcome: 'busy' };
+    if (tries.length === mostBusyTries || waitMs > longestBusyWaitMs) return { tries, outcome: 'busy' };
   }
 };
 
@@ -114,40 +129,77 @@ const gatewayOf = (template: Template) => (route: Route | undefined, status: num
     ...(errorResponseType ? { errorResponseType } : {}),
   });
 
-/**
- * How each request of `scenario` is answered: every invocation of the deployed function sent to its
- * new version by CodeDeploy's weight (every tenth while it has 10 %), answered by that version's
- * build, and what CloudWatch holds of it.
- */
-const player = ({ template, names, catalog }: Stage, scenario: Scenario) => {
-  const invocations = new Map<FunctionName, number>();
-  const versionFor = (fn: FunctionName, deploying: boolean): 'new' | 'old' => {
-    const k = invocations.get(fn) ?? 0;
-    invocations.set(fn, k + 1);
-    return deploying && scenario.deploy?.fn === fn && Math.floor((k + 1) * newShare) > Math.floor(k * newShare) ? 'new' : 'old';
-  };
-  const invoke = (run: RunName, deploying: boolean) => {
-    const fn = runs[run];
-    const version = versionFor(fn, deploying);
-    const fault = scenario.deploy?.fault;
-    const answer = (version === 'new' && fault !== undefined ? catalog.broken[fault]?.[run] : undefined) ?? catalog.good[run];
-    const label = version === 'new' ? names.functions[fn].newVersion : oldVersion;
-    // The probes know the right answer: the good build's.
-    const wrong = answer.status !== catalog.good[run].status;
-    return {
-      answer,
-      wrong,
-      ...emitted(asVersion(answer.emf, label), lambdaDatapoints(names.functions[fn], label, asLambdaSaw(answer, scenario)), answer),
-    };
-  };
+/** A Lambda sandbox that crashed mid-request: Lambda counts an error, the function printed nothing, API Gateway answers 502. */
+const crashed: FunctionRun = { emf: [], status: 502, failed: true, durationMs: 40 };
+
+/** What API Gateway answers itself: before the authorizer (a malformed key, a throttle, no route), after it (a refusal, a failure). */
+const gatewayAnswers = (template: Template) => {
   const gateway = gatewayOf(template);
   // A request API Gateway refuses itself, on the cancel route (any route would do).
   const refused = (type: 'UNAUTHORIZED' | 'THROTTLED') => gateway(routeFor.cancelOrder, type === 'THROTTLED' ? 429 : 401, 20, type);
-  return (request: Request, deploying: boolean): Played => {
+  const authorizerFailed = () => gateway(routeFor.cancelOrder, 500, 30, 'AUTHORIZER_FAILURE');
+  return {
+    gateway,
+    refused,
+    authorizerFailed,
+    /** After the authorizer: a refusal 401, a failure 500; an Allow, `allowed` (the call goes on). */
+    afterAuthorizer: (status: number, allowed: Datum[]) =>
+      status === 401 ? refused('UNAUTHORIZED') : status === 500 ? authorizerFailed() : allowed,
+  };
+};
+
+/** What CloudWatch holds of a request no function's version answers: API Gateway alone, a Lambda throttle, a DynamoDB fault. */
+const answeredAlone = (template: Template, names: StageNames) => {
+  const { gateway, refused, authorizerFailed } = gatewayAnswers(template);
+  return (request: Request): Played | undefined => {
+    switch (request.kind) {
+      case 'malformedKey':
+        return { datums: refused('UNAUTHORIZED'), answeredWrongly: false };
+      case 'throttled':
+        return { datums: refused('THROTTLED'), answeredWrongly: false };
+      case 'shed': {
+        const answered = request.fn === 'authorizer' ? authorizerFailed() : gateway(routeFor[request.fn], 500, 15);
+        return { datums: [...lambdaDatapoints(names.functions[request.fn], '', 'throttled'), ...answered], answeredWrongly: false };
+      }
+      case 'dynamoDb': {
+        const { table, operation, metric } = request;
+        const dimensions = { TableName: names.tables[table], ...(operation === undefined ? {} : { Operation: operation }) };
+        return { datums: [{ namespace: 'AWS/DynamoDB', name: metric, dimensions, value: 1 }], answeredWrongly: false };
+      }
+      case 'unknownRoute':
+        return { datums: gateway(undefined, 404, 5, 'MISSING_AUTHENTICATION_TOKEN'), answeredWrongly: false };
+      default:
+        return undefined;
+    }
+  };
+};
+
+/**
+ * How one request is answered by `version` of the function it invokes, and what CloudWatch holds
+ * of it: the same every time (a request kind and a version always answer alike), so the player
+ * keeps each.
+ */
+const answering = ({ template, names, catalog }: Stage, scenario: Scenario) => {
+  const { gateway, refused, authorizerFailed, afterAuthorizer } = gatewayAnswers(template);
+  const alone = answeredAlone(template, names);
+  const invoke = (run: RunName | 'crash', fn: FunctionName, version: 'new' | 'old') => {
+    const fault = scenario.deploy?.fault;
+    const good = run === 'crash' ? crashed : catalog.good[run];
+    const answer = (run !== 'crash' && version === 'new' && fault !== undefined ? catalog.broken[fault]?.[run] : undefined) ?? good;
+    const label = version === 'new' ? names.functions[fn].newVersion : oldVersion;
+    return {
+      answer,
+      // The probes know the right answer: the good build's.
+      wrong: answer.status !== good.status,
+      ...emitted(asVersion(answer.emf, label), lambdaDatapoints(names.functions[fn], label, asLambdaSaw(answer, scenario)), answer),
+    };
+  };
+  const invoked = (request: Request, version: 'new' | 'old'): Played => {
     switch (request.kind) {
       case 'call': {
-        const route = routeFor[runs[request.run] as Exclude<FunctionName, 'authorizer'>];
-        const { answer, wrong, datums, later } = invoke(request.run, deploying);
+        const fn = runs[request.run] as Exclude<FunctionName, 'authorizer'>;
+        const route = routeFor[fn];
+        const { answer, wrong, datums, later } = invoke(request.run, fn, version);
         const times = runTimes[request.run];
         const busy = busyOf(answer);
         return {
@@ -158,88 +210,164 @@ const player = ({ template, names, catalog }: Stage, scenario: Scenario) => {
         };
       }
       case 'authorize': {
-        // A refused valid key: that request is answered 401 (the rest of the key's requests are counted among the calls).
-        const { answer, wrong, datums } = invoke('authorize-valid', deploying);
-        return { datums: [...datums, ...(answer.status === 401 ? refused('UNAUTHORIZED') : [])], answeredWrongly: wrong };
+        // A valid key's Allow renewed: the request goes on (counted among the calls), unless refused or failed.
+        const { answer, wrong, datums } = invoke('authorize-valid', 'authorizer', version);
+        return { datums: [...datums, ...afterAuthorizer(answer.status, [])], answeredWrongly: wrong };
       }
       case 'refusedKey': {
-        const { wrong, datums } = invoke('authorize-refused', deploying);
-        return { datums: [...datums, ...refused('UNAUTHORIZED')], answeredWrongly: wrong };
+        const { answer, wrong, datums } = invoke('authorize-refused', 'authorizer', version);
+        return { datums: [...datums, ...afterAuthorizer(answer.status, refused('UNAUTHORIZED'))], answeredWrongly: wrong };
       }
-      case 'malformedKey':
-        return { datums: refused('UNAUTHORIZED'), answeredWrongly: false };
-      case 'throttled':
-        return { datums: refused('THROTTLED'), answeredWrongly: false };
-      case 'shed': {
-        const datums = [...lambdaDatapoints(names.functions[request.fn], '', 'throttled'), ...gateway(routeFor[request.fn], 500, 15)];
-        return { datums, answeredWrongly: false };
-      }
-      case 'unknownRoute':
-        return { datums: gateway(undefined, 404, 5, 'MISSING_AUTHENTICATION_TOKEN'), answeredWrongly: false };
+      case 'authorizerFails':
+        return { datums: [...invoke('authorize-unreachable', 'authorizer', version).datums, ...authorizerFailed()], answeredWrongly: true };
+      case 'crash':
+        return {
+          datums: [...invoke('crash', request.fn, version).datums, ...gateway(routeFor[request.fn], 502, 50)],
+          answeredWrongly: true,
+        };
+      default:
+        throw new Error(`${request.kind} invokes no function's version`);
     }
+  };
+  return (request: Request, version: 'new' | 'old'): Played => alone(request) ?? invoked(request, version);
+};
+
+/**
+ * How each request of `scenario` is answered: an invocation of the deployed function goes to its
+ * new version with CodeDeploy's weight, each drawn on its own (`random`), or to the version a
+ * request names; between deploys (a scenario without one) every function runs the template's
+ * version. Each request kind's answer by each version is made once and kept.
+ */
+const player = (stage: Stage, scenario: Scenario, random: () => number) => {
+  const answer = answering(stage, scenario);
+  const kept = new Map<Request, Partial<Record<'new' | 'old', Played>>>();
+  const versionFor = (request: Request, deploying: boolean): 'new' | 'old' => {
+    const { deploy } = scenario;
+    if (deploy === undefined) return 'new';
+    if (!deploying || invokedBy(request) !== deploy.fn) return 'old';
+    if ('version' in request && request.version !== undefined) return request.version;
+    return random() < newShare ? 'new' : 'old';
+  };
+  return (request: Request, deploying: boolean): Played => {
+    const version = versionFor(request, deploying);
+    let byVersion = kept.get(request);
+    if (byVersion === undefined) kept.set(request, (byVersion = {}));
+    return (byVersion[version] ??= answer(request, version));
   };
 };
 
-/** A minute's requests of `traffic`. */
-const requestsOf = (traffic: Traffic, minute: number) =>
-  traffic.flatMap(({ request, count = 1, every }) =>
-    every !== undefined ? (minute % every === 0 ? [request] : []) : Array.from({ length: count }, () => request),
-  );
+/** A minute's requests of `traffic`, `start` being the scenario's first minute. */
+const requestsOf = (traffic: Traffic, minute: number, start: number) =>
+  traffic.flatMap(({ request, count = 1, every, at }) => {
+    const comes = at !== undefined ? at.includes(minute - start) : every === undefined || minute % every === 0;
+    return comes ? Array.from({ length: every === undefined ? count : 1 }, () => request) : [];
+  });
+
+type Span = { readonly start: number; readonly warmUp: number };
 
 /**
- * Plays one scenario into a store: `warmUp` minutes of its traffic before (`before`, if it has one)
- * then its own from minute `start`, and the synthetic client's run every minute (its own key's
- * Allow renewed every 5 minutes): each check as `probeCheck` runs it; the run fails when a check
- * failed, and publishes how many were BUSY (ProbeBusy, 0 included).
+ * Plays into `store` the minutes `from` to `to` (excluded) of a scenario: the requests `played`
+ * picks, those of the synthetic client's run every minute too (its own key's Allow renewed every 5
+ * minutes), each check as `probeCheck` runs it; and in the minutes `probes` picks, the run's
+ * outcome: it fails when a check failed, and publishes how many were BUSY (ProbeBusy) and how many
+ * it could not set up (ProbeSetupFailed: its own order's cancel, when the scenario says it cannot
+ * write it), 0 included. A minute's identical answers are added at once.
  */
-export const playScenario = (stage: Stage, scenario: Scenario, span: { start: number; warmUp: number }) => {
-  const store = new MetricStore();
-  const play = player(stage, scenario);
-  for (let minute = span.start - span.warmUp; minute < span.start + scenario.minutes; minute++) {
+const playMinutes = (
+  stage: Stage,
+  scenario: Scenario,
+  span: Span,
+  into: { store: MetricStore; play: ReturnType<typeof player>; from: number; to: number },
+  played: (request: Request, deploying: boolean) => boolean,
+  probes: (minute: number) => boolean,
+) => {
+  const { store, play } = into;
+  const canary = { CanaryName: stage.names.canaryName };
+  const service = { service: stage.names.service };
+  for (let minute = into.from; minute < into.to; minute++) {
     const deploying = minute >= span.start && scenario.deploy !== undefined;
     const traffic = minute < span.start ? (scenario.before ?? scenario.traffic) : scenario.traffic;
-    const keep = (played: Pick<Played, 'datums' | 'later'>) => {
-      for (const datum of played.datums) store.add(minute, datum);
-      for (const datum of played.later?.datums ?? []) store.add(minute + played.later!.minutes, datum);
-    };
-    for (const request of requestsOf(traffic, minute)) keep(play(request, deploying));
+    const answered = new Map<Played, number>();
+    for (const request of requestsOf(traffic, minute, span.start)) {
+      if (!played(request, deploying)) continue;
+      const answer = play(request, deploying);
+      answered.set(answer, (answered.get(answer) ?? 0) + 1);
+    }
+    for (const [answer, times] of answered) {
+      for (const datum of answer.datums) store.add(minute, datum, times);
+      for (const datum of answer.later?.datums ?? []) store.add(minute + answer.later!.minutes, datum, times);
+    }
     if (!scenario.probes) continue;
-    const checks = [...probeRun, ...(minute % 5 === 0 ? [{ kind: 'authorize' } as const] : [])].map((request) =>
-      probeCheck(() => play(request, deploying)),
-    );
-    for (const check of checks) keep(check);
+    // The run's outcome needs every check; a store that does not publish it asks only the checks it keeps.
+    const publishes = probes(minute);
+    // Without its own order the run asks for no cancel of it: that check is SETUP, not run.
+    const unset = scenario.probeSetupFails === true && minute >= span.start;
+    const checks = [...probeRun, ...(minute % 5 === 0 ? [{ kind: 'authorize' } as const] : [])]
+      .filter((request) => !(unset && request.kind === 'call' && request.run === 'cancel-pending'))
+      .filter((request) => publishes || played(request, deploying))
+      .map((request) => ({ request, ...probeCheck(() => play(request, deploying)) }));
+    // A probe's list is bounded: it never runs long, so all it makes is dated now.
+    for (const { request, tries } of checks)
+      if (played(request, deploying))
+        for (const answer of tries) for (const datum of [...answer.datums, ...(answer.later?.datums ?? [])]) store.add(minute, datum);
+    if (!publishes) continue;
     const failed = checks.some(({ outcome }) => outcome === 'fail');
     const busy = checks.filter(({ outcome }) => outcome === 'busy').length;
-    const canary = { CanaryName: stage.names.canaryName };
     store.add(minute, { namespace: 'CloudWatchSynthetics', name: 'SuccessPercent', dimensions: canary, value: failed ? 0 : 100 });
-    const service = { service: stage.names.service };
     store.add(minute, { namespace: probeMetricsNamespace, name: metricNames.probeBusy, dimensions: service, value: busy });
+    store.add(minute, { namespace: probeMetricsNamespace, name: metricNames.probeSetupFailed, dimensions: service, value: unset ? 1 : 0 });
   }
+};
+
+/** Whether a request's answer depends on the routing's seed: it invokes the function a deploy shifts, while it shifts. */
+const seeded = (scenario: Scenario) => (request: Request, deploying: boolean) => deploying && invokedBy(request) === scenario.deploy?.fn;
+
+/**
+ * What no seed of the routing changes: a scenario's warm-up whole (`warmUp` minutes of its traffic
+ * before, `before` if it has one), then from minute `start` its requests (the synthetic client's
+ * too) to the functions it does not deploy, and the synthetic client's runs' outcomes unless it
+ * deploys (a run may meet the new version).
+ */
+export const playBase = (stage: Stage, scenario: Scenario, span: Span): MetricStore => {
+  const store = new MetricStore();
+  const play = player(stage, scenario, () => {
+    throw new Error('the base of a scenario draws no route');
+  });
+  const depends = seeded(scenario);
+  playMinutes(
+    stage,
+    scenario,
+    span,
+    { store, play, from: span.start - span.warmUp, to: span.start + scenario.minutes },
+    (request, deploying) => !depends(request, deploying),
+    (minute) => minute < span.start || scenario.deploy === undefined,
+  );
   return store;
 };
 
 /**
- * Each alarm's first minute in ALARM after the start (undefined: never), and whether it was in
- * ALARM in the warm-up's second half (its first half is the alarms' start: an evaluation range
- * reaching back before any traffic, where a missing canary run counts as breaching).
+ * What one `seed` of the routing adds to a scenario's `base` (./playBase): while it deploys, the
+ * requests to the deployed function (the synthetic client's too) and the runs' outcomes.
  */
-export type Outcome = { readonly firstAlarm: number | undefined; readonly alarmedBefore: boolean };
+export const playSeed = (stage: Stage, scenario: Scenario, span: Span, base: MetricStore, seed: number): MetricStore => {
+  const store = new MetricStore(base);
+  if (scenario.deploy === undefined) return store;
+  const play = player(stage, scenario, seededRandom(seed));
+  playMinutes(stage, scenario, span, { store, play, from: span.start, to: span.start + scenario.minutes }, seeded(scenario), () => true);
+  return store;
+};
 
-/** The scenario's alarms under one evaluation model: evaluated from the warm-up's start until `settle` minutes after the scenario's end. */
-export const outcomes = (
-  template: Template,
-  store: MetricStore,
-  span: { start: number; warmUp: number; minutes: number; settle: number },
-  model: EvaluationModel,
-): Map<string, Outcome> => {
-  const from = span.start - span.warmUp;
-  const states = timeline(template, store, { from, to: span.start + span.minutes + span.settle }, model);
-  return new Map(
-    [...states].map(([name, list]: [string, AlarmState[]]) => {
-      const after = list.slice(span.warmUp);
-      const first = after.indexOf('ALARM');
-      const settled = list.slice(Math.floor(span.warmUp / 2), span.warmUp);
-      return [name, { firstAlarm: first === -1 ? undefined : first, alarmedBefore: settled.includes('ALARM') }];
-    }),
+/** A whole scenario under one `seed` of the routing, in one store: what ./playBase and ./playSeed hold together. */
+export const playScenario = (stage: Stage, scenario: Scenario, span: Span & { readonly seed: number }): MetricStore => {
+  const store = new MetricStore();
+  const play = player(stage, scenario, seededRandom(span.seed));
+  playMinutes(
+    stage,
+    scenario,
+    span,
+    { store, play, from: span.start - span.warmUp, to: span.start + scenario.minutes },
+    () => true,
+    () => true,
   );
+  return store;
 };

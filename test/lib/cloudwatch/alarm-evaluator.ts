@@ -7,8 +7,8 @@
  * AWS/DynamoDB namespace ignoring missing data whatever the setting: PutMetricAlarm's reference).
  *
  * What the documentation leaves open is a choice of the caller (EvaluationModel), never a guess:
- * how an arithmetic operation treats a missing value (./metric-math.ts), whether the newest,
- * still incomplete period counts, and how long datapoints take to arrive.
+ * how an arithmetic operation treats a missing value (./metric-math.ts), where the periods fall and
+ * whether the newest, partly arrived one counts, and how long datapoints take to arrive.
  */
 import { resolve } from '../template.ts';
 import { evaluateExpression, type MissingReading, type Series } from './metric-math.ts';
@@ -19,11 +19,16 @@ export type AlarmState = 'OK' | 'ALARM' | 'INSUFFICIENT_DATA';
 export type EvaluationModel = {
   readonly reading: MissingReading;
   /**
-   * `complete`: a period is evaluated once it has ended and its data arrived (the latest an alarm
-   * can see it); `partial`: the newest period is evaluated with what arrived of it so far (the
-   * earliest). Periods are aligned to the clock (multiples of their length since the epoch).
+   * Where the evaluation range's periods fall at minute `t`:
+   * - `complete`: on multiples of their length since the epoch, the newest one that has ended and
+   *   whose data arrived (the latest an alarm can see a period);
+   * - `partial`: on multiples of their length, the newest one holding minute `t − delay`, with what
+   *   arrived of it so far (the earliest);
+   * - `clock`: ending at `t` itself, as CloudWatch's default sliding window evaluates once a minute
+   *   (the User Guide's "Alarm evaluation window"): the newest period is partly arrived, its
+   *   last `delayMinutes` minutes not there yet, so a single-period alarm judges a part of one.
    */
-  readonly periods: 'complete' | 'partial';
+  readonly periods: 'complete' | 'partial' | 'clock';
   /** Minutes from a minute's end to its datapoints being seen by an alarm. */
   readonly delayMinutes: number;
 };
@@ -160,7 +165,11 @@ export const stateFrom = (
 const rangeAt = (alarm: MetricAlarmModel, t: number, model: EvaluationModel) => {
   const seen = t - model.delayMinutes;
   const p = alarm.periodMinutes;
-  const newest = model.periods === 'partial' ? Math.floor(seen / p) * p : Math.floor((seen + 1) / p) * p - p;
+  const newest = {
+    complete: Math.floor((seen + 1) / p) * p - p,
+    partial: Math.floor(seen / p) * p,
+    clock: t - p + 1,
+  }[model.periods];
   const count = evaluationRange(alarm.evaluationPeriods);
   return { seen, starts: Array.from({ length: count }, (_, i) => newest - (count - 1 - i) * p) };
 };

@@ -12,7 +12,7 @@ import {
   seriesAt,
   stateFrom,
 } from './alarm-evaluator.ts';
-import type { MetricStore } from './metric-store.ts';
+import { metricKey, type MetricStore } from './metric-store.ts';
 
 export type CompositeModel = { readonly logicalId: string; readonly name: string; readonly rule: string };
 
@@ -76,35 +76,61 @@ export const ruleHolds = (rule: string, stateOf: (logicalId: string) => AlarmSta
   return value;
 };
 
+/** The alarms of each template, read once: a scenario evaluates the same template many times. */
+const read = new WeakMap<Template, ReturnType<typeof templateAlarms>>();
+
+/**
+ * What an earlier timeline of the same span already knows: its states (by alarm name), and from
+ * which minute on the store now differs from its store, in which metrics (`changed`, by key). An
+ * alarm that reads none of them keeps its states; the others keep theirs before `from` and are
+ * evaluated on from there.
+ */
+export type Known = {
+  readonly states: ReadonlyMap<string, readonly AlarmState[]>;
+  readonly from: number;
+  readonly changed: ReadonlySet<string>;
+};
+
 /**
  * The state of every alarm at each minute from `from` to `to` (included), from INSUFFICIENT_DATA
- * at `from` (as a new alarm: start early enough for the states to settle). Metric alarms first,
- * then composites, which change as soon as a child does.
+ * at `from` (as a new alarm: start early enough for the states to settle). Each metric alarm on its
+ * own, then the composites minute by minute, which change as soon as a child does.
  */
 export const timeline = (
   template: Template,
   store: MetricStore,
   span: { readonly from: number; readonly to: number },
   model: EvaluationModel,
+  known?: Known,
 ): Map<string, AlarmState[]> => {
-  const { metric, composite } = templateAlarms(template);
-  const states = new Map<string, AlarmState[]>([...metric, ...composite].map((alarm) => [alarm.name, []]));
-  const current = new Map<string, AlarmState>([...metric, ...composite].map((alarm) => [alarm.logicalId, 'INSUFFICIENT_DATA']));
-  for (let t = span.from; t <= span.to; t++) {
-    for (const alarm of metric) {
-      const next = stateFrom(
-        seriesAt(alarm, store, t, model),
-        { ...alarm, treatMissingData: effectiveTreatment(alarm) },
-        current.get(alarm.logicalId)!,
-      );
-      current.set(alarm.logicalId, next);
-      states.get(alarm.name)!.push(next);
+  let alarms = read.get(template);
+  if (alarms === undefined) read.set(template, (alarms = templateAlarms(template)));
+  const { metric, composite } = alarms;
+  const byLogicalId = new Map<string, AlarmState[]>();
+  const states = new Map<string, AlarmState[]>();
+  const keep = (alarm: { logicalId: string; name: string }, list: AlarmState[]) => {
+    byLogicalId.set(alarm.logicalId, list);
+    states.set(alarm.name, list);
+  };
+  for (const alarm of metric) {
+    const before = known?.states.get(alarm.name);
+    const reads = alarm.queries.flatMap((query) => ('metric' in query ? [metricKey(query.metric)] : []));
+    if (before !== undefined && !reads.some((key) => known!.changed.has(key))) {
+      keep(alarm, [...before]);
+      continue;
     }
-    for (const alarm of composite) {
-      const next = ruleHolds(alarm.rule, (child) => current.get(child) ?? 'INSUFFICIENT_DATA') ? 'ALARM' : 'OK';
-      current.set(alarm.logicalId, next);
-      states.get(alarm.name)!.push(next);
-    }
+    const from = before === undefined ? span.from : known!.from;
+    const list = before === undefined ? [] : before.slice(0, from - span.from);
+    const evaluated = { ...alarm, treatMissingData: effectiveTreatment(alarm) };
+    for (let t = from; t <= span.to; t++)
+      list.push(stateFrom(seriesAt(alarm, store, t, model), evaluated, list.at(-1) ?? 'INSUFFICIENT_DATA'));
+    keep(alarm, list);
+  }
+  for (const alarm of composite) {
+    const list = Array.from({ length: span.to - span.from + 1 }, (_, i): AlarmState =>
+      ruleHolds(alarm.rule, (child) => byLogicalId.get(child)?.[i] ?? 'INSUFFICIENT_DATA') ? 'ALARM' : 'OK',
+    );
+    keep(alarm, list);
   }
   return states;
 };

@@ -176,9 +176,14 @@ const evaluateNode = (node: Node, context: Context): Value => {
   }
 };
 
+/** Each expression's tree, parsed once: an alarm's expression is evaluated every minute of a scenario. */
+const parsed = new Map<string, Node>();
+
 /** The time series `expression` makes of the query's series (`lookup` by id), over `length` periods. */
 export const evaluateExpression = (expression: string, context: Context): Series => {
-  const result = evaluateNode(parseExpression(expression), context);
+  let tree = parsed.get(expression);
+  if (tree === undefined) parsed.set(expression, (tree = parseExpression(expression)));
+  const result = evaluateNode(tree, context);
   if (isScalar(result)) throw new Error(`metric math: ${expression} is a number, not a time series`);
   return result;
 };

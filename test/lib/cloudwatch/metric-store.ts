@@ -10,38 +10,66 @@ export type MetricId = { readonly namespace: string; readonly name: string; read
 /** One published value, `count` times (a request kind repeated within a minute). */
 export type Datum = MetricId & { readonly value: number; readonly count?: number };
 
-export const metricKey = ({ namespace, name, dimensions }: MetricId): string =>
-  `${namespace}|${name}|${JSON.stringify(Object.entries(dimensions).sort(([a], [b]) => a.localeCompare(b)))}`;
+const keysOf = new WeakMap<MetricId, string>();
+
+/** A metric's identity as a string, kept per object: a scenario adds the same datums and asks for the same metrics over and over. */
+export const metricKey = (id: MetricId): string => {
+  let key = keysOf.get(id);
+  if (key === undefined) {
+    const { namespace, name, dimensions } = id;
+    key = `${namespace}|${name}|${JSON.stringify(Object.entries(dimensions).sort(([a], [b]) => a.localeCompare(b)))}`;
+    keysOf.set(id, key);
+  }
+  return key;
+};
 
 type Samples = [value: number, count: number][];
 
+/**
+ * A store of datapoints, or what a `base` store holds and more: a scenario's runs under many seeds
+ * of the routing share what no seed changes (the warm-up, the functions not deployed) and add the
+ * rest apiece.
+ */
 export class MetricStore {
   private readonly metrics = new Map<string, Map<number, Samples>>();
   /** Statistics already computed, by metric, statistic and span: alarms ask for the same periods minute after minute. */
-  private readonly computed = new Map<string, number | undefined>();
+  private readonly computed = new Map<string, Map<string, number | undefined>>();
 
-  add(minute: number, datum: Datum) {
-    this.computed.clear();
+  private readonly base: MetricStore | undefined;
+
+  constructor(base?: MetricStore) {
+    this.base = base;
+  }
+
+  /** `datum` published in `minute`, `times` over (as many identical requests). */
+  add(minute: number, datum: Datum, times = 1) {
     const key = metricKey(datum);
+    this.computed.delete(key);
     let perMinute = this.metrics.get(key);
     if (perMinute === undefined) this.metrics.set(key, (perMinute = new Map()));
     let samples = perMinute.get(minute);
     if (samples === undefined) perMinute.set(minute, (samples = []));
     const same = samples.find(([value]) => value === datum.value);
-    if (same !== undefined) same[1] += datum.count ?? 1;
-    else samples.push([datum.value, datum.count ?? 1]);
+    const count = (datum.count ?? 1) * times;
+    if (same !== undefined) same[1] += count;
+    else samples.push([datum.value, count]);
+  }
+
+  /** Every metric this store added a datapoint to (not its base's), by key. */
+  ownKeys(): string[] {
+    return [...this.metrics.keys()];
   }
 
   /** Every metric that has a datapoint, by key (for a scenario's checks of what is there). */
   keys(): string[] {
-    return [...this.metrics.keys()];
+    return [...new Set([...(this.base?.keys() ?? []), ...this.metrics.keys()])];
   }
 
   /** The values of `id` published in minutes `from` to `to`, both included; empty when none. */
   samples(id: MetricId, from: number, to: number): Samples {
+    const found: Samples = this.base?.samples(id, from, to) ?? [];
     const perMinute = this.metrics.get(metricKey(id));
-    if (perMinute === undefined || to < from) return [];
-    const found: Samples = [];
+    if (perMinute === undefined || to < from) return found;
     if (to - from < perMinute.size) for (let minute = from; minute <= to; minute++) found.push(...(perMinute.get(minute) ?? []));
     else for (const [minute, samples] of perMinute) if (minute >= from && minute <= to) found.push(...samples);
     return found;
@@ -49,9 +77,13 @@ export class MetricStore {
 
   /** `stat` of the values of `id` in minutes `from` to `to`, or undefined when there are none. */
   statistic(id: MetricId, stat: string, from: number, to: number): number | undefined {
-    const key = `${metricKey(id)}|${stat}|${from}|${to}`;
-    if (!this.computed.has(key)) this.computed.set(key, statistic(stat, this.samples(id, from, to)));
-    return this.computed.get(key);
+    const metric = metricKey(id);
+    if (this.base !== undefined && !this.metrics.has(metric)) return this.base.statistic(id, stat, from, to);
+    let known = this.computed.get(metric);
+    if (known === undefined) this.computed.set(metric, (known = new Map()));
+    const key = `${stat}|${from}|${to}`;
+    if (!known.has(key)) known.set(key, statistic(stat, this.samples(id, from, to)));
+    return known.get(key);
   }
 }
 
