@@ -6,7 +6,7 @@
 import './service-name.ts'; // first: the shared modules' logger is made when they are imported
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
-import { bearerTokenPattern, findActiveKey } from '../../functions/authorizer/api-keys.ts';
+import { bearerTokenPattern, findActiveKey, shortestKey } from '../../functions/authorizer/api-keys.ts';
 import { createApiKey, generateUsageKey, moveApiKey } from '../ops/key-store.ts';
 import { functionEnvSchema, integerSetting, tableName } from '../../shared/config.ts';
 import { createDocumentClient, type DocumentClient, type TableRef } from '../../shared/dynamo.ts';
@@ -31,7 +31,7 @@ export const localEnvSchema = z.object({
     .default(3000),
   STORE_API_KEY: z
     .string()
-    .min(16, 'must be at least 16 characters')
+    .min(shortestKey, `must be at least ${shortestKey} characters`)
     .regex(bearerTokenPattern, 'may only hold A-Z a-z 0-9 - . _ ~ + / (and trailing =)')
     .optional(),
   // The developer's own key is unlimited, so `npm run load` and `npm run bench` measure the service, not a throttle.

@@ -84,9 +84,9 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
   const { stack, template, outdir } = synthApp({ bundle: stageNames.map((name) => stages[name].stackName) });
   const s = stack(stage);
   const t = template(stage).toJSON() as Template;
-  const key = `${config.keyPrefix}contract-test-key-that-must-never-be-logged`;
-  const unknownKey = `${config.keyPrefix}contract-test-unknown-key-0000000000`;
-  const revokedKey = `${config.keyPrefix}contract-test-revoked-key-0000000000`;
+  const key = `${config.keyPrefix}${'contract-test-key-that-must-never-be-logged'.padEnd(43, '0')}`;
+  const unknownKey = `${config.keyPrefix}${'contract-test-unknown-key'.padEnd(43, '0')}`;
+  const revokedKey = `${config.keyPrefix}${'contract-test-revoked-key'.padEnd(43, '0')}`;
   // The usage identifiers API Gateway would hold for the two keys (64 hex digits each).
   const usageKey = 'a1'.repeat(32);
   const revokedUsageKey = 'b2'.repeat(32);

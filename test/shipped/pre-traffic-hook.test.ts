@@ -28,7 +28,7 @@ import { startFakeAws } from '../lib/fake-aws.ts';
 import type { Template } from '../lib/template.ts';
 
 const config = stages.production;
-const canaryKey = `${config.keyPrefix}pre-traffic-canary-key-0123456789abcdef`;
+const canaryKey = `${config.keyPrefix}${'pre-traffic-canary-key-0123456789abcdef'.padEnd(43, '0')}`;
 const usageIdentifierKey = 'c3'.repeat(32);
 /** A function's ARN; its new version (7), the one the hook checks; and the version its `live` alias points at (6). */
 const functionArnOf = (name: string) => `arn:aws:lambda:us-east-1:123456789012:function:${name}`;
