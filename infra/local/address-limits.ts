@@ -1,0 +1,157 @@
+/**
+ * The local gateway's stand-in for the stage's AWS WAF rate rule (docs/decisions/0935-the-local-gateway-plays-the-firewall.md):
+ * the authorizations of keys it has not cached (each a lookup in DynamoDB Local) per client address,
+ * at a rate and burst, a few at once per address and a few more for all. A request over them waits
+ * for a turn, and gets none after `maxWaitMs` (429, as the firewall answers). Turns go first to connections that have shown a valid key, then
+ * to connections that have not been refused, then to those that have: a flood of made-up keys on
+ * keep-alive connections waits behind a client presenting a real key for the first time, from the
+ * same address included. Locally every client is 127.0.0.1 and the developer's own tools run
+ * unlimited: a key the gateway has cached costs no turn (deployed, AWS WAF counts every request).
+ */
+import type { Throttling } from '../tiers.ts';
+
+/** What a connection has shown so far: a valid key, nothing yet, or a key the authorizer refused. */
+export type Standing = 'keyed' | 'new' | 'refused';
+const rank: Record<Standing, number> = { keyed: 0, new: 1, refused: 2 };
+
+type Waiter = { readonly rank: number; readonly settle: (turn: Release | undefined) => void };
+type Gone = { once(event: 'close', listener: () => void): unknown };
+/** Ends a turn: its slot is free for the next waiter. */
+export type Release = () => void;
+
+/**
+ * Turns at the authorizer: at most `slots` at once, and with a bucket at most its rate and burst;
+ * the waiters served best standing first, then in arrival order.
+ */
+class Gate {
+  private tokens: number;
+  private updated: number;
+  private running = 0;
+  private readonly queue: Waiter[] = [];
+  private wake?: NodeJS.Timeout;
+  private readonly slots: number;
+  private readonly bucket: Throttling | undefined;
+  private readonly now: () => number;
+
+  constructor(slots: number, bucket: Throttling | undefined, now: () => number) {
+    this.slots = slots;
+    this.bucket = bucket;
+    this.now = now;
+    this.tokens = bucket?.burstLimit ?? 0;
+    this.updated = now();
+  }
+
+  /** Whether nothing runs or waits and the bucket is full again: the gate can be forgotten. */
+  get idle(): boolean {
+    this.refill();
+    return this.running === 0 && this.queue.length === 0 && (this.bucket === undefined || this.tokens >= this.bucket.burstLimit);
+  }
+
+  /** A turn before `deadline` (performance.now() time), after the waiters of the same standing or better; undefined without one or once `gone` closes. */
+  acquire(standing: Standing, gone: Gone, deadline: number): Promise<Release | undefined> {
+    if (this.queue.length === 0 && this.ready()) return Promise.resolve(this.grant());
+    return new Promise((resolve) => {
+      let settled = false;
+      const waiter: Waiter = {
+        rank: rank[standing],
+        settle: (turn) => {
+          // A turn given to a waiter that has already gone is handed back.
+          if (settled) return turn?.();
+          settled = true;
+          clearTimeout(timer);
+          const index = this.queue.indexOf(waiter);
+          if (index >= 0) this.queue.splice(index, 1);
+          resolve(turn);
+        },
+      };
+      const timer = setTimeout(() => waiter.settle(undefined), Math.max(0, deadline - this.now()));
+      gone.once('close', () => waiter.settle(undefined));
+      const at = this.queue.findIndex((other) => other.rank > waiter.rank);
+      this.queue.splice(at < 0 ? this.queue.length : at, 0, waiter);
+      this.serve();
+    });
+  }
+
+  private refill() {
+    if (this.bucket === undefined) return;
+    const at = this.now();
+    this.tokens = Math.min(this.bucket.burstLimit, this.tokens + ((at - this.updated) / 1000) * this.bucket.rateLimit);
+    this.updated = at;
+  }
+
+  private ready(): boolean {
+    this.refill();
+    return this.running < this.slots && (this.bucket === undefined || this.tokens >= 1);
+  }
+
+  private grant(): Release {
+    this.running += 1;
+    if (this.bucket !== undefined) this.tokens -= 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.running -= 1;
+      this.serve();
+    };
+  }
+
+  /** Gives waiters their turns while slots and tokens allow; wakes when the bucket's next token is due. */
+  private serve() {
+    while (this.queue.length > 0 && this.ready()) this.queue[0]!.settle(this.grant());
+    if (this.queue.length === 0 || this.wake !== undefined || this.running >= this.slots || this.bucket === undefined) return;
+    const delay = ((1 - this.tokens) / this.bucket.rateLimit) * 1000;
+    this.wake = setTimeout(() => {
+      this.wake = undefined;
+      this.serve();
+    }, delay);
+  }
+}
+
+export type AuthorizationTurns = {
+  /**
+   * A turn at the authorizer for a request of `address` (release it once the authorizer answers),
+   * or undefined when it had none within the wait, or `gone` closed first: its client left.
+   */
+  take(address: string, standing: Standing, gone: Gone): Promise<Release | undefined>;
+};
+
+/**
+ * Lookups at once, per address and for all: DynamoDB Local serves a laptop, not a flood. A hundred
+ * lookups of made-up keys at once made a real key's own wait past its deadline (500); four per
+ * address and sixteen in all keep each lookup short.
+ */
+export const authorizationSlots = { perAddress: 4, all: 16 } as const;
+
+/** Addresses beyond this many are forgotten once idle and refilled, so that many addresses cost no memory. */
+const keptAddresses = 10_000;
+
+export const authorizationTurns = (
+  limits: Throttling,
+  maxWaitMs = 1_000,
+  now: () => number = () => performance.now(),
+): AuthorizationTurns => {
+  const addresses = new Map<string, Gate>();
+  const all = new Gate(authorizationSlots.all, undefined, now);
+  return {
+    take: async (address, standing, gone) => {
+      let gate = addresses.get(address);
+      if (gate === undefined) {
+        if (addresses.size >= keptAddresses) for (const [known, state] of addresses) if (state.idle) addresses.delete(known);
+        addresses.set(address, (gate = new Gate(authorizationSlots.perAddress, limits, now)));
+      }
+      const deadline = now() + maxWaitMs;
+      const own = await gate.acquire(standing, gone, deadline);
+      if (own === undefined) return undefined;
+      const shared = await all.acquire(standing, gone, deadline);
+      if (shared === undefined) {
+        own();
+        return undefined;
+      }
+      return () => {
+        shared();
+        own();
+      };
+    },
+  };
+};
