@@ -21,7 +21,8 @@ export type Release = () => void;
 
 /**
  * Turns at the authorizer: at most `slots` at once, and with a bucket at most its rate and burst;
- * the waiters served best standing first, then in arrival order.
+ * the waiters served best standing first, then keyed and refused ones in arrival order, new ones
+ * the newest first.
  */
 class Gate {
   private tokens: number;
@@ -49,7 +50,7 @@ class Gate {
 
   /** A turn before `deadline` (performance.now() time), after the waiters of the same standing or better; undefined without one or once `gone` closes. */
   acquire(standing: Standing, gone: Gone, deadline: number): Promise<Release | undefined> {
-    if (this.queue.length === 0 && this.ready()) return Promise.resolve(this.grant());
+    if (this.queue.length === 0 && this.ready(rank[standing])) return Promise.resolve(this.grant());
     return new Promise((resolve) => {
       let settled = false;
       const waiter: Waiter = {
@@ -66,7 +67,9 @@ class Gate {
       };
       const timer = setTimeout(() => waiter.settle(undefined), Math.max(0, deadline - this.now()));
       gone.once('close', () => waiter.settle(undefined));
-      const at = this.queue.findIndex((other) => other.rank > waiter.rank);
+      // Keyed and refused in arrival order; a new connection before the new ones already waiting: a
+      // flood's connections are all new at first, and a key shown meanwhile must not queue behind them.
+      const at = this.queue.findIndex((other) => (waiter.rank === rank.new ? other.rank >= waiter.rank : other.rank > waiter.rank));
       this.queue.splice(at < 0 ? this.queue.length : at, 0, waiter);
       this.serve();
     });
@@ -79,9 +82,15 @@ class Gate {
     this.updated = at;
   }
 
-  private ready(): boolean {
+  /**
+   * Whether a turn is free for a request of this rank. A connection already refused never takes the
+   * last of the slots or tokens: a key shown for the first time finds one free whatever a flood of
+   * made-up keys holds, without waiting for one of its lookups to end.
+   */
+  private ready(waiterRank: number): boolean {
     this.refill();
-    return this.running < this.slots && (this.bucket === undefined || this.tokens >= 1);
+    const kept = waiterRank === rank.refused ? keptFromRefused : { slots: 0, tokens: 0 };
+    return this.running < this.slots - kept.slots && (this.bucket === undefined || this.tokens >= 1 + kept.tokens);
   }
 
   private grant(): Release {
@@ -98,13 +107,15 @@ class Gate {
 
   /** Gives waiters their turns while slots and tokens allow; wakes when the bucket's next token is due. */
   private serve() {
-    while (this.queue.length > 0 && this.ready()) this.queue[0]!.settle(this.grant());
-    if (this.queue.length === 0 || this.wake !== undefined || this.running >= this.slots || this.bucket === undefined) return;
-    const delay = ((1 - this.tokens) / this.bucket.rateLimit) * 1000;
-    this.wake = setTimeout(() => {
-      this.wake = undefined;
-      this.serve();
-    }, delay);
+    // Computed afresh: a better waiter than the one it was set for may have come.
+    clearTimeout(this.wake);
+    this.wake = undefined;
+    while (this.queue.length > 0 && this.ready(this.queue[0]!.rank)) this.queue[0]!.settle(this.grant());
+    if (this.queue.length === 0 || this.bucket === undefined) return;
+    const needed = 1 + (this.queue[0]!.rank === rank.refused ? keptFromRefused.tokens : 0);
+    if (this.tokens >= needed) return; // a slot, not a token, is missing: a release serves again
+    const delay = ((needed - this.tokens) / this.bucket.rateLimit) * 1000;
+    this.wake = setTimeout(() => this.serve(), delay);
   }
 }
 
@@ -122,6 +133,9 @@ export type AuthorizationTurns = {
  * address and sixteen in all keep each lookup short.
  */
 export const authorizationSlots = { perAddress: 4, all: 16 } as const;
+
+/** What a connection already refused leaves to others: one slot of each gate, and ten of an address's tokens. */
+const keptFromRefused = { slots: 1, tokens: 10 };
 
 /** Addresses beyond this many are forgotten once idle and refilled, so that many addresses cost no memory. */
 const keptAddresses = 10_000;
