@@ -3,43 +3,17 @@
  * Local): a flood of made-up keys from one address, and a keyless crowd from many. A client with a
  * key must still be answered. Counts and statuses only: the time figures are test/perf/flood.ts's.
  */
-import { randomBytes } from 'node:crypto';
-import { Agent, request as httpRequest } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { Agent } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { localStage } from '../../infra/stage-config.ts';
+import { cancelAbsentOrder, keylessCrowd, madeUpKey } from '../lib/keyless-clients.ts';
 import { order, startTestApi } from '../lib/local-api.ts';
 
-/**
- * One cancel of an order that does not exist (404 order_not_found: an answer from the function,
- * which the list's two slots would not give ten requests at once) over `agent`, or a connection of
- * its own; its status (0: no answer).
- */
-const cancel = (port: number, key: string, options: { agent?: Agent; localAddress?: string } = {}) =>
-  new Promise<number>((resolve) => {
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'DELETE',
-        path: '/v1/store/orders/404',
-        headers: { Authorization: `Bearer ${key}` },
-        agent: options.agent ?? false,
-        ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }),
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', () => resolve(0));
-      },
-    );
-    req.on('error', () => resolve(0));
-    req.end();
-  });
-
-const madeUpKey = () => `${localStage.keyPrefix}${randomBytes(32).toString('base64url')}`;
+/** The status of one cancel of an order that does not exist, over `agent` or a connection of its own. */
+const cancel = async (port: number, key: string, options: { agent?: Agent } = {}) =>
+  (await cancelAbsentOrder(port, key, options.agent)).status;
 
 describe('npm start’s gateway against clients with no key', () => {
   let api: Awaited<ReturnType<typeof startTestApi>>;
@@ -81,24 +55,7 @@ describe('npm start’s gateway against clients with no key', () => {
 
   it('answers a keyed client 27 times in 30 or more while a keyless crowd from 300 addresses drips heads at the connection cap', async () => {
     const keyed = new Agent({ keepAlive: true, maxSockets: 10 });
-    let stopped = false;
-    const sockets = new Set<Socket>();
-    /** A socket from `address` sending a head a byte a second and no key, reopened when closed. */
-    const crowdMember = async (address: string) => {
-      while (!stopped) {
-        const socket = connect({ port, host: '127.0.0.1', localAddress: address });
-        sockets.add(socket);
-        socket.on('error', () => undefined);
-        const head = `GET /v1/store/orders HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Drip: ${'x'.repeat(200)}`;
-        let sent = 0;
-        const drip = setInterval(() => socket.write(head[sent++ % head.length]!, () => undefined), 1_000);
-        await new Promise((resolve) => socket.once('close', resolve));
-        clearInterval(drip);
-        sockets.delete(socket);
-      }
-    };
-    // 127.0.1.0 to 127.0.2.43: Linux routes all of 127.0.0.0/8 to the loopback interface.
-    const crowd = Array.from({ length: 300 }, (_, i) => crowdMember(`127.0.${1 + Math.floor(i / 256)}.${i % 256}`));
+    const crowd = keylessCrowd(port, 300);
     try {
       await sleep(1_500);
       const answered: number[] = [];
@@ -106,9 +63,7 @@ describe('npm start’s gateway against clients with no key', () => {
         answered.push(...(await Promise.all(Array.from({ length: 10 }, () => cancel(port, api.key, { agent: keyed })))));
       expect(answered.filter((status) => status === 404).length).toBeGreaterThanOrEqual(27);
     } finally {
-      stopped = true;
-      for (const socket of sockets) socket.destroy();
-      await Promise.all(crowd);
+      await crowd.stop();
       keyed.destroy();
     }
   });

@@ -13,38 +13,21 @@
  *    keep-alive connections: at least 27 answered.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { Agent, request as httpRequest } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { Agent } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { credentialsEnvironment, startDynamoDbLocal } from '../../infra/local/dynamodb-local.ts';
 import { createApiKey } from '../../infra/ops/key-store.ts';
 import { localStage } from '../../infra/stage-config.ts';
 import { createDocumentClient } from '../../shared/dynamo.ts';
+import { cancelAbsentOrder, keylessCrowd, madeUpKey } from '../lib/keyless-clients.ts';
 
 const setting = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const floodSeconds = setting('FLOOD_SECONDS', 20);
 const floodConnections = setting('FLOOD_CONNECTIONS', 64);
 const crowdSize = 300;
 const limits = { freshKeyMs: 2_000, bytesPerRefusal: 512, keyedAnswered: 27 };
-
-/** A cancel of an order that does not exist (404: the function's answer) with `key`; its status and time (0: no answer). */
-const cancel = (port: number, key: string, agent: Agent | false = false) =>
-  new Promise<{ status: number; ms: number }>((resolve) => {
-    const started = performance.now();
-    const done = (status: number) => resolve({ status, ms: Math.round(performance.now() - started) });
-    const req = httpRequest(
-      { host: '127.0.0.1', port, method: 'DELETE', path: '/v1/store/orders/404', headers: { Authorization: `Bearer ${key}` }, agent },
-      (res) => {
-        res.resume();
-        res.on('end', () => done(res.statusCode ?? 0));
-        res.on('error', () => done(0));
-      },
-    );
-    req.on('error', () => done(0));
-    req.end();
-  });
 
 const startService = async (dynamoDbEndpoint: string) => {
   const suffix = randomUUID().slice(0, 8);
@@ -93,7 +76,7 @@ const floodPhase = async (service: Service, dynamoDbEndpoint: string) => {
   const loggedBefore = service.loggedBytes();
   const workers = Array.from({ length: floodConnections }, async () => {
     while (!stopped) {
-      const { status } = await cancel(service.port, `${localStage.keyPrefix}${randomBytes(32).toString('base64url')}`, agent);
+      const { status } = await cancelAbsentOrder(service.port, madeUpKey(), agent);
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
     }
   });
@@ -102,7 +85,7 @@ const floodPhase = async (service: Service, dynamoDbEndpoint: string) => {
   await sleep(1_000);
   while (performance.now() < end) {
     const { key } = await createApiKey(apiKeys, { name: 'fresh', prefix: localStage.keyPrefix, tier: 'standard' });
-    fresh.push(await cancel(service.port, key));
+    fresh.push(await cancelAbsentOrder(service.port, key));
     await sleep(2_000);
   }
   stopped = true;
@@ -116,34 +99,19 @@ const floodPhase = async (service: Service, dynamoDbEndpoint: string) => {
 };
 
 const crowdPhase = async (service: Service) => {
-  let stopped = false;
-  const sockets = new Set<Socket>();
-  const member = async (address: string) => {
-    while (!stopped) {
-      const socket = connect({ port: service.port, host: '127.0.0.1', localAddress: address });
-      sockets.add(socket);
-      socket.on('error', () => undefined);
-      const head = `GET /v1/store/orders HTTP/1.1\r\nHost: 127.0.0.1:${service.port}\r\nX-Drip: ${'x'.repeat(200)}`;
-      let sent = 0;
-      const drip = setInterval(() => socket.write(head[sent++ % head.length]!, () => undefined), 1_000);
-      await once(socket, 'close');
-      clearInterval(drip);
-      sockets.delete(socket);
-    }
-  };
-  const crowd = Array.from({ length: crowdSize }, (_, i) => member(`127.0.${1 + Math.floor(i / 256)}.${i % 256}`));
+  const crowd = keylessCrowd(service.port, crowdSize);
   await sleep(2_000);
   const agent = new Agent({ keepAlive: true, maxSockets: 10 });
   const answers: number[] = [];
   for (let round = 0; round < 3; round++) {
     answers.push(
-      ...(await Promise.all(Array.from({ length: 10 }, () => cancel(service.port, service.key, agent)))).map(({ status }) => status),
+      ...(await Promise.all(Array.from({ length: 10 }, () => cancelAbsentOrder(service.port, service.key, agent)))).map(
+        ({ status }) => status,
+      ),
     );
     await sleep(1_000);
   }
-  stopped = true;
-  for (const socket of sockets) socket.destroy();
-  await Promise.all(crowd);
+  await crowd.stop();
   agent.destroy();
   return { answered: answers.filter((status) => status === 404).length, answers };
 };
