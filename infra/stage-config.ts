@@ -263,7 +263,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       busyShare: { points: 50, minAnswers: 10 },
       slo: { availabilityPercent: 99.5 },
       // At rest $6 + the synthetic client $55 + 100,000 cancels $0.43 + 3,000 lists $3.30, rounded up.
-      monthlyCostUsd: 70,
+      monthlyCostUsd: 75,
     },
   },
   production: {
@@ -323,7 +323,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       busyShare: { points: 50, minAnswers: 10 },
       slo: { availabilityPercent: 99.9 },
       // At rest $6 + the synthetic client $55 + 1,000,000 cancels $4.34 + 30,000 lists $33, rounded up.
-      monthlyCostUsd: 100,
+      monthlyCostUsd: 110,
     },
   },
 };
