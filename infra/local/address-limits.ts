@@ -3,15 +3,17 @@
  * the authorizations of keys it has not cached (each a lookup in DynamoDB Local) per client address,
  * at a rate and burst, a few at once per address and a few more for all. A request over them waits
  * for a turn, and gets none after `maxWaitMs` (429, as the firewall answers). Turns go first to connections that have shown a valid key, then
- * to connections that have not been refused, then to those that have: a flood of made-up keys on
+ * to connections that have not been refused, then to those refused (by the authorizer, or here): a flood of made-up keys on
  * keep-alive connections waits behind a client presenting a real key for the first time, from the
  * same address included. Locally every client is 127.0.0.1 and the developer's own tools run
  * unlimited: a key the gateway has cached costs no turn (deployed, AWS WAF counts every request).
  */
 import type { Throttling } from '../tiers.ts';
 
-/** What a connection has shown so far: a valid key, nothing yet, or a key the authorizer refused. */
+/** What a connection has shown so far: a valid key, nothing yet, or a refusal (of the authorizer, or of its turn here). */
 export type Standing = 'keyed' | 'new' | 'refused';
+/** The connection a request came on: its standing, and how to mark it refused when the request gets no turn. */
+export type Asker = { readonly standing: Standing; refuse(): void };
 const rank: Record<Standing, number> = { keyed: 0, new: 1, refused: 2 };
 
 type Waiter = { readonly rank: number; readonly settle: (turn: Release | undefined) => void };
@@ -122,9 +124,11 @@ class Gate {
 export type AuthorizationTurns = {
   /**
    * A turn at the authorizer for a request of `address` (release it once the authorizer answers),
-   * or undefined when it had none within the wait, or `gone` closed first: its client left.
+   * or undefined when it had none within the wait, or `gone` closed first: its client left. A
+   * connection turned away ranks refused from then on: its retries must not go before a key shown
+   * for the first time, as they would as new ones (served newest first).
    */
-  take(address: string, standing: Standing, gone: Gone): Promise<Release | undefined>;
+  take(address: string, asker: Asker, gone: Gone): Promise<Release | undefined>;
 };
 
 /**
@@ -148,7 +152,7 @@ export const authorizationTurns = (
   const addresses = new Map<string, Gate>();
   const all = new Gate(authorizationSlots.all, undefined, now);
   return {
-    take: async (address, standing, gone) => {
+    take: async (address, { standing, refuse }, gone) => {
       let gate = addresses.get(address);
       if (gate === undefined) {
         if (addresses.size >= keptAddresses) for (const [known, state] of addresses) if (state.idle) addresses.delete(known);
@@ -156,10 +160,10 @@ export const authorizationTurns = (
       }
       const deadline = now() + maxWaitMs;
       const own = await gate.acquire(standing, gone, deadline);
-      if (own === undefined) return undefined;
-      const shared = await all.acquire(standing, gone, deadline);
-      if (shared === undefined) {
-        own();
+      const shared = own && (await all.acquire(standing, gone, deadline));
+      if (own === undefined || shared === undefined) {
+        own?.();
+        refuse();
         return undefined;
       }
       return () => {

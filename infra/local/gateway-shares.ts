@@ -16,7 +16,7 @@ type Connection = {
   startedAt: number;
   /** The key (the authorizer's principal) its last accepted request showed; undefined until one did. */
   key: string | undefined;
-  /** Whether the authorizer refused a key it showed. */
+  /** Whether the authorizer refused a key it showed, or the firewall (./address-limits.ts) a request of it. */
   refused: boolean;
 };
 
@@ -29,8 +29,8 @@ export type ConnectionShares = {
    * Its connection has shown a valid key from now on.
    */
   admitKey(res: ServerResponse, key: string): boolean;
-  /** The authorizer refused a key this request's connection showed. */
-  keyRefused(req: IncomingMessage): void;
+  /** The authorizer refused a key this request's connection showed, or the firewall the request. */
+  refused(req: IncomingMessage): void;
   /** What the request's connection has shown so far (./address-limits.ts orders authorizations by it). */
   standing(req: IncomingMessage): Standing;
 };
@@ -99,7 +99,7 @@ const keyedVictim = (connections: ReadonlyMap<Socket, Connection>, newcomer: Soc
  * The cap and the shares. At `maxConnections`, a newcomer closes, in this order:
  * 1. a connection that has shown no valid key (a client still sending its head, a flood of made-up
  *    keys, a crowd of idle sockets), whatever its address: one waiting for a head first, the longest
- *    waiting; then one whose key the authorizer refused; then the longest running;
+ *    waiting; then one refused (by the authorizer or the firewall); then the longest running;
  * 2. else a connection of the key holding the most that waits for a head (an idle keep-alive one);
  * 3. else the newest request of the address holding the most connections, when it holds more than
  *    the newcomer's (its function, if it runs, runs on);
@@ -142,7 +142,7 @@ export const connectionShares = (server: Server, bounds: { maxConnections: numbe
       res.once('close', () => count(key, -1));
       return true;
     },
-    keyRefused: (req) => {
+    refused: (req) => {
       const connection = connections.get(req.socket);
       if (connection !== undefined) connection.refused = true;
     },

@@ -242,7 +242,7 @@ const methodArn = (gateway: GatewayState, method: string, route: Route) =>
  * evaluated against this request's method ARN whether it came from the cache or not. A key not
  * cached waits for its address's turn at the authorizer, where the gateway plays the firewall
  * (./address-limits.ts): without one, WAF_FILTERED. Its connection is known from then on by what
- * the authorizer said (./gateway-shares.ts).
+ * the authorizer or the firewall said (./gateway-shares.ts).
  */
 const authorize = async (
   gateway: GatewayState,
@@ -253,7 +253,9 @@ const authorize = async (
 ): Promise<APIGatewayAuthorizerResult | ErrorCode | 'WAF_FILTERED'> => {
   let result = gateway.authorizerCache.get(token);
   if (result === undefined) {
-    const turn = await gateway.turns?.take(req.socket.remoteAddress ?? '', gateway.shares!.standing(req), res);
+    const shares = gateway.shares!;
+    const connection = { standing: shares.standing(req), refuse: () => shares.refused(req) };
+    const turn = await gateway.turns?.take(req.socket.remoteAddress ?? '', connection, res);
     if (gateway.turns !== undefined && turn === undefined) return 'WAF_FILTERED';
     const authorizer: LocalFunction<Authorizer> = gateway.options.authorizer;
     try {
@@ -261,7 +263,7 @@ const authorize = async (
       result = await invokeWithTimeout(authorizer, (context) => authorizer.handler(event, context));
     } catch (error) {
       if (!(error instanceof Error && error.message === 'Unauthorized')) return 'internal_error';
-      gateway.shares!.keyRefused(req);
+      connection.refuse();
       return 'unauthorized';
     } finally {
       turn?.();

@@ -17,7 +17,7 @@ describe("the local gateway's turns at the authorizer, per client address", () =
     const order: string[] = [];
     const held: (() => void)[] = [];
     const asked = standings.map((standing, i) =>
-      limits.take(address, standing, client()).then((turn) => {
+      limits.take(address, { standing, refuse: () => undefined }, client()).then((turn) => {
         // Handed back at once (the authorizer answered), unless held.
         if (turn !== undefined && hold) held.push(turn);
         else turn?.();
@@ -97,6 +97,43 @@ describe("the local gateway's turns at the authorizer, per client address", () =
     expect(flood.order).toEqual([]);
   });
 
+  it('ranks a connection turned away as refused: its retry leaves the next turn to a key shown for the first time', async () => {
+    const limits = turns();
+    // The burst spent, and a connection of made-up keys turned away after its second's wait.
+    ask(
+      limits,
+      '127.0.0.1',
+      Array.from({ length: 12 }, () => 'new' as const),
+    );
+    const flood = { standing: 'new' as Standing };
+    // Each request of the connection asks with the standing it has then.
+    const connection = () => ({ standing: flood.standing, refuse: () => (flood.standing = 'refused') });
+    const turnedAway = limits.take('127.0.0.1', connection(), client());
+    // Newer requests, served first, take the second's ten turns.
+    const waiting = ask(
+      limits,
+      '127.0.0.1',
+      Array.from({ length: 20 }, () => 'new' as const),
+    );
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await turnedAway).toBeUndefined();
+    expect(flood.standing).toBe('refused');
+    await waiting.done;
+    // A fresh key, then the flood's retry on that connection (newer): the next turn is the fresh key's alone.
+    const order: string[] = [];
+    const asked = (name: string, turn: Promise<(() => void) | undefined>) =>
+      turn.then((release) => {
+        release?.();
+        order.push(release ? name : `none:${name}`);
+      });
+    const fresh = asked('fresh key', limits.take('127.0.0.1', { standing: 'new', refuse: () => undefined }, client()));
+    const retry = asked('retry', limits.take('127.0.0.1', connection(), client()));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(order).toEqual(['fresh key']);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await Promise.all([fresh, retry]);
+  });
+
   it('refuses a request that had no turn within its wait, and one whose client left, without holding a turn for it', async () => {
     const limits = turns(1_050);
     const flood = ask(
@@ -105,7 +142,7 @@ describe("the local gateway's turns at the authorizer, per client address", () =
       Array.from({ length: 25 }, () => 'new' as const),
     );
     const leaving = client();
-    const left = limits.take('127.0.0.1', 'new', leaving);
+    const left = limits.take('127.0.0.1', { standing: 'new', refuse: () => undefined }, leaving);
     leaving.emit('close');
     expect(await left).toBeUndefined();
     await vi.advanceTimersByTimeAsync(1_050);
