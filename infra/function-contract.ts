@@ -30,6 +30,12 @@ export type FunctionSettings = {
   readonly environment: (stage: FunctionStage, tables: TableNames) => Record<string, string>;
   /** At most this many invocations at once (Lambda reserved concurrency; the local gateway's limit); unset: no cap. */
   readonly reservedConcurrency?: (stage: FunctionStage) => number;
+  /**
+   * Lambda's own log lines of each invocation (its system logs): `all` (START, END, REPORT), or
+   * `warnings` only, in Lambda's JSON log format, for a function every made-up key reaches
+   * (docs/decisions/0933-a-refused-key-costs-a-few-hundred-bytes.md). Default `all`.
+   */
+  readonly platformLogs?: 'all' | 'warnings';
 };
 
 /**

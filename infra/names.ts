@@ -28,6 +28,12 @@ export const canaryName = (stage: string): string => stagePrefix(stage);
 /** The pre-traffic hook's function: CodeDeploy's managed policy lets it invoke only functions named `CodeDeployHook_*`. */
 export const preTrafficHookFunctionName = (stage: string): string => `CodeDeployHook_${stagePrefix(stage)}-pre-traffic`;
 
+/**
+ * The AWS WAF web ACL in front of the stage's API, and the metric name its CloudWatch metrics carry
+ * (dimension WebACL); its rules' metric names start with it.
+ */
+export const webAclName = (stage: string): string => stagePrefix(stage);
+
 /** The usage plan of a tier: the stack names it so, and the key tool finds it by this name (infra/ops/usage-plans.ts). */
 export const usagePlanName = (stage: string, tier: string): string => `${stagePrefix(stage)}-${tier}`;
 

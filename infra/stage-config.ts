@@ -5,7 +5,7 @@
 // Type-only: the key tool imports this module and must not pay for loading aws-cdk-lib.
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { stackName } from './names.ts';
-import { type LocalTierName, type Throttling, type Tier, type TierName, unlimitedTier } from './tiers.ts';
+import { busiestKey, type FirewallWindow, type LocalTierName, type Throttling, type Tier, type TierName, unlimitedTier } from './tiers.ts';
 
 export type StageName = 'staging' | 'production';
 
@@ -50,6 +50,13 @@ export type FunctionStage = {
   readonly authorizerCacheTtlSeconds: number;
   /** Keys of this stage start with it, so a leaked key is recognisable (see docs). */
   readonly keyPrefix: string;
+  /**
+   * Whether every key of the stage is one the key tool issued: its prefix, then 43 base64url
+   * characters. Then API Gateway refuses any other bearer token itself and the authorizer refuses it
+   * without a lookup (docs/decisions/0934-only-keys-of-the-stages-form-are-looked-up.md). The local
+   * run's STORE_API_KEY may be any bearer token of 16 characters or more.
+   */
+  readonly onlyIssuedKeys: boolean;
 };
 
 /**
@@ -169,6 +176,13 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
      */
     readonly monthlyCostUsd: number;
   };
+  /**
+   * The stage's AWS WAF web ACL (infra/cdk/stage-firewall.ts): its rate-based rule counts each
+   * source address's requests over this window and blocks the address while it holds more than its
+   * busiest key may make in it (infra/tiers.ts, requestsPerAddress). 60 s: a flood is stopped
+   * within seconds, and an address that slows down is let through again within a minute.
+   */
+  readonly firewall: { readonly evaluationWindowSeconds: FirewallWindow };
   /** Serve the stage at https://<domainName>/v1 as well (a regional ACM certificate in the stack's region). */
   readonly customDomain?: { readonly domainName: string; readonly certificateArn: string };
 };
@@ -197,6 +211,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     stage: 'staging',
     stackName: stackName('staging'),
     keyPrefix: 'so_test_',
+    onlyIssuedKeys: true,
     ordersTableName: 'store-orders-staging-orders',
     apiKeysTableName: 'store-orders-staging-api-keys',
     throttling: { rateLimit: 20, burstLimit: 40 },
@@ -223,6 +238,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     },
     defaultTier: 'standard',
     requireUsageKey: true,
+    firewall: { evaluationWindowSeconds: 60 },
     // All at once, but through CodeDeploy too: every deploy to staging rehearses production's path.
     deployment: 'LambdaAllAtOnce',
     authorizerCacheTtlSeconds: 300,
@@ -244,13 +260,14 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       busyShare: { points: 50, minAnswers: 10 },
       slo: { availabilityPercent: 99.5 },
       // At rest $6 + the synthetic client $55 + 100,000 cancels $0.43 + 3,000 lists $3.30, rounded up.
-      monthlyCostUsd: 70,
+      monthlyCostUsd: 75,
     },
   },
   production: {
     stage: 'production',
     stackName: stackName('production'),
     keyPrefix: 'so_live_',
+    onlyIssuedKeys: true,
     ordersTableName: 'store-orders-production-orders',
     apiKeysTableName: 'store-orders-production-api-keys',
     throttling: { rateLimit: 100, burstLimit: 200 },
@@ -279,6 +296,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     },
     defaultTier: 'standard',
     requireUsageKey: true,
+    firewall: { evaluationWindowSeconds: 60 },
     // 10% of requests on the new version for 15 minutes: every guard alarm can reach ALARM within it
     // (test/infra/guard-alarms.test.ts); a share guard, over 10 minutes, may need up to 13.
     deployment: 'LambdaCanary10Percent15Minutes',
@@ -301,7 +319,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
       busyShare: { points: 50, minAnswers: 10 },
       slo: { availabilityPercent: 99.9 },
       // At rest $6 + the synthetic client $55 + 1,000,000 cancels $4.34 + 30,000 lists $33, rounded up.
-      monthlyCostUsd: 100,
+      monthlyCostUsd: 110,
     },
   },
 };
@@ -316,6 +334,7 @@ const oneListPerKey = (tiers: Readonly<Record<TierName, Tier>>) =>
 export const localStage = {
   stage: 'local',
   keyPrefix: 'so_local_',
+  onlyIssuedKeys: false,
   // Measured (docs/operating.md#reliability): on DynamoDB Local one segment lists as fast as four and leaves
   // cancels their throughput. Two list slots: one key's list (each tier runs one at a time
   // locally) leaves a slot for another key's (listSlotProblems); npm run load measures what the
@@ -338,6 +357,12 @@ export const localStage = {
     Record<LocalTierName, Tier | typeof unlimitedTier>
   >,
   defaultTier: stages.production.defaultTier,
+  /**
+   * The local gateway's stand-in for the stage's firewall: authorizations of keys it has not cached
+   * (each a lookup) per client address, at the busiest tier's rate and burst; beyond it a request
+   * waits its turn, and one that cannot have it within a second is refused (infra/local/address-limits.ts).
+   */
+  authorizationsPerAddress: busiestKey(stages.production.tiers),
   /** The tier of the key npm start registers (STORE_API_KEY or generated), unless STORE_API_KEY_TIER names another. */
   developerKeyTier: unlimitedTier as LocalTierName,
 } as const satisfies FunctionStage & Record<string, unknown>;

@@ -104,3 +104,30 @@ export const listSlotProblems = (config: ListSlots): string[] =>
           `tier ${name}'s concurrent lists must be a whole number from 1 to one less than the stage's list concurrency (${config.listReservedConcurrency}), so that another key's list still has a slot`,
         ],
   );
+
+/** The evaluation windows AWS WAF's rate-based rules take (seconds). */
+export type FirewallWindow = 60 | 120 | 300 | 600;
+
+/**
+ * The busiest a key may be: of a stage's tiers, the highest steady rate and the highest burst. One
+ * client address is held to this by the stage's firewall (AWS WAF deployed, the local gateway
+ * locally), whatever keys it sends or makes up (docs/decisions/0931-a-web-acl-in-front-of-each-stage.md).
+ */
+export const busiestKey = (tiers: Readonly<Record<string, Tier>>): Throttling => ({
+  rateLimit: Math.max(...Object.values(tiers).map((tier) => tier.throttling.rateLimit)),
+  burstLimit: Math.max(...Object.values(tiers).map((tier) => tier.throttling.burstLimit)),
+});
+
+/**
+ * Requests one source address may make in a rate-based rule's evaluation window before AWS WAF
+ * blocks it: what the busiest key may do in that window, its steady rate throughout and its burst
+ * on top, rounded up. A client holding one key, of any tier, never reaches it; an address above it
+ * is a flood, or many keys behind one address (NAT), for which the stage raises its limit.
+ * AWS WAF takes limits from 10 to 2,000,000,000.
+ */
+export const requestsPerAddress = (tiers: Readonly<Record<string, Tier>>, windowSeconds: FirewallWindow): number => {
+  const busiest = busiestKey(tiers);
+  const limit = Math.ceil(busiest.rateLimit * windowSeconds + busiest.burstLimit);
+  if (limit < 10 || limit > 2_000_000_000) throw new Error(`a rate-based rule limit must be 10 to 2,000,000,000, not ${limit}`);
+  return limit;
+};

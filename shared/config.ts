@@ -62,6 +62,11 @@ export const functionEnvSchema = z.object({
   CURSOR_SECRET_ID: z.optional(z.string().check(z.minLength(1))),
   /** The cursor keys themselves, the same JSON: the local run only (npm start makes a random one), never a deployed stage. */
   CURSOR_SECRETS: z.optional(z.string().check(z.minLength(1))),
+  /**
+   * The authorizer's: the stage's key prefix (`so_live_`). A token that is not this prefix and 43
+   * base64url characters is refused without a lookup. Unset locally: STORE_API_KEY may be any bearer token.
+   */
+  API_KEY_PREFIX: z.optional(z.string().check(z.regex(/^[a-z]+_[a-z]+_$/, 'must be a key prefix such as so_live_'))),
   /** Only set for local runs (DynamoDB Local); on Lambda the SDK finds DynamoDB itself. */
   DYNAMODB_ENDPOINT: z.optional(z.url()),
 });

@@ -111,6 +111,11 @@ export const gatewayResponseCodes = {
   RESOURCE_NOT_FOUND: 'route_not_found',
   THROTTLED: 'too_many_requests',
   QUOTA_EXCEEDED: 'too_many_requests',
+  // AWS WAF blocked the request (403 by default): its source address sent more than the stage's
+  // rate per address, or is on AWS's IP reputation list. Either ends on its own (the address slows
+  // down; AWS takes it off its list), and a valid key would change neither: 429, not 401 or 403
+  // (docs/decisions/0932-what-a-request-the-firewall-blocks-is-answered.md). The local gateway's stand-in answers so too.
+  WAF_FILTERED: 'too_many_requests',
   AUTHORIZER_FAILURE: 'internal_error',
   AUTHORIZER_CONFIGURATION_ERROR: 'internal_error',
   // A customized DEFAULT_5XX also sets the status of every 5xx type not set on its own: these

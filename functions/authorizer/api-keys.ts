@@ -19,6 +19,40 @@ export const bearerTokenPattern = /^[A-Za-z0-9\-._~+/]+=*$/;
  */
 export const authorizationHeaderPattern = /^[Bb][Ee][Aa][Rr][Ee][Rr] +[A-Za-z0-9\-._~+/]+=*$/;
 
+/**
+ * What the key tool issues after a stage's prefix (infra/ops/key-store.ts, generateApiKey): 32
+ * random bytes in base64url, 43 characters. A deployed stage holds no key of any other form.
+ */
+const issuedKeyBody = '[A-Za-z0-9_-]{43}';
+const issuedKeyBodyPattern = new RegExp(`^${issuedKeyBody}$`);
+
+/** The prefixes the stages give their keys (`so_live_`): letters and underscores, so they stand for themselves in a regex. */
+const keyPrefixPattern = /^[a-z]+_[a-z]+_$/;
+
+/**
+ * The `Authorization` values a stage's gateway lets through to the authorizer (API Gateway's
+ * identity validation expression; the local gateway's check). Where the stage holds only issued
+ * keys: a bearer key of that stage's form (its prefix, then 43 base64url characters); any other
+ * value, a key of the other stage included, is answered 401 by the gateway itself.
+ */
+export const authorizationPatternFor = (stage: { readonly onlyIssuedKeys: boolean; readonly keyPrefix: string }): RegExp => {
+  if (!stage.onlyIssuedKeys) return authorizationHeaderPattern;
+  if (!keyPrefixPattern.test(stage.keyPrefix)) throw new Error(`${stage.keyPrefix} is not a key prefix (letters, "_", letters, "_")`);
+  return new RegExp(`^[Bb][Ee][Aa][Rr][Ee][Rr] +${stage.keyPrefix}${issuedKeyBody}$`);
+};
+
+/** The shortest key the local run takes as STORE_API_KEY (those the key tool issues are longer). */
+export const shortestKey = 16;
+
+/**
+ * Whether a bearer token can be a key of a stage whose keys start with `keyPrefix`; without a prefix
+ * (the local run, whose STORE_API_KEY may be any bearer token) every token of `shortestKey` or more can.
+ */
+export const canBeStageKey = (token: string, keyPrefix: string | undefined): boolean =>
+  keyPrefix === undefined
+    ? token.length >= shortestKey
+    : token.startsWith(keyPrefix) && issuedKeyBodyPattern.test(token.slice(keyPrefix.length));
+
 /** The key from an `Authorization: Bearer <key>` header, or undefined if the header is not of that form. */
 export const bearerToken = (header: string | undefined): string | undefined =>
   header !== undefined && authorizationHeaderPattern.test(header) ? header.slice('bearer'.length).trimStart() : undefined;

@@ -1,17 +1,18 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
-import { bearerToken, findActiveKey, methodAndPathOf, secondsUntilQuotaReset, wholeApiArn } from './api-keys.ts';
+import { bearerToken, canBeStageKey, findActiveKey, methodAndPathOf, secondsUntilQuotaReset, wholeApiArn } from './api-keys.ts';
 import { functionEnv, readConfig } from '../../shared/config.ts';
 import { callDeadline, createDocumentClient } from '../../shared/dynamo.ts';
 import { quotaResetContextKey } from '../../shared/errors.ts';
-import { dynamoDbFields, publishDynamoDbMetrics, startDynamoDbRecord } from '../../shared/dynamo-calls.ts';
-import { logger, metricNames, metrics, metricsMiddleware, recordAnswer } from '../../shared/observability.ts';
+import { dynamoDbFields, dynamoDbRecord, publishDynamoDbMetrics, startDynamoDbRecord } from '../../shared/dynamo-calls.ts';
+import { logger, metricsMiddleware, recordAnswer } from '../../shared/observability.ts';
 import { routeMatches } from '../../shared/routes.ts';
 import { operationRoutes } from './operation-routes.ts';
+import { flushDueRefusals, type RefusalReason, recordRefusal } from './refusals.ts';
 
 // Read once per cold start; warm invocations reuse the client's connections.
-const config = readConfig(functionEnv({ API_KEYS_TABLE: true, DYNAMODB_ENDPOINT: true }));
+const config = readConfig(functionEnv({ API_KEYS_TABLE: true, API_KEY_PREFIX: true, DYNAMODB_ENDPOINT: true }));
 const apiKeys = { client: createDocumentClient({ endpoint: config.DYNAMODB_ENDPOINT }), tableName: config.API_KEYS_TABLE };
 
 /** The operation a method and full path (`/v1/…`) name, for the log; `unknown` when no route matches. */
@@ -20,6 +21,15 @@ const operationAt = (method: string, path: string) =>
 
 /** The refusal API Gateway answers with 401; anything else the function throws becomes a 500 AUTHORIZER_FAILURE. */
 const refusal = 'Unauthorized';
+
+/** A refusal, with why: the envelope records it (./refusals.ts) and throws `Unauthorized`. */
+class Refused extends Error {
+  readonly reason: RefusalReason;
+  constructor(reason: RefusalReason) {
+    super(refusal);
+    this.reason = reason;
+  }
+}
 
 /** When each invocation began (its refusals are dated so: Lambda dates its Errors at the invocation). */
 const invokedAt = new WeakMap<object, number>();
@@ -33,6 +43,7 @@ const invokedAt = new WeakMap<object, number>();
 const authorizationEnvelope: MiddlewareObj<APIGatewayTokenAuthorizerEvent> = {
   before: (request) => {
     invokedAt.set(request, Date.now());
+    flushDueRefusals();
     const { method, path } = methodAndPathOf(request.event.methodArn);
     logger.resetKeys();
     logger.appendKeys({ operation: operationAt(method, path) });
@@ -42,13 +53,21 @@ const authorizationEnvelope: MiddlewareObj<APIGatewayTokenAuthorizerEvent> = {
     publishDynamoDbMetrics();
     recordAnswer('authorizer', { refused: false }, invokedAt.get(request));
   },
+  // This version's answer: its guard counts Lambda's Errors less these refusals, so both are dated
+  // at the invocation's start, as Lambda dates its Errors, and fall in the same period.
   onError: (request) => {
-    const refused = request.error?.message === refusal;
-    if (!refused) logger.error('authorizer failed', { error: request.error, ...dynamoDbFields() });
+    const at = invokedAt.get(request) ?? Date.now();
+    if (request.error instanceof Refused) {
+      const { method, path } = methodAndPathOf(request.event.methodArn);
+      recordRefusal({ reason: request.error.reason, operation: operationAt(method, path), calls: [...dynamoDbRecord()] }, at);
+      // API Gateway answers 401 to exactly this message. Lambda's runtime logs what a handler throws,
+      // stack and all ("Invoke Error"): a refusal's is one line, as a refusal has no fault to trace.
+      request.error = Object.assign(new Error(refusal), { stack: `Error: ${refusal}` });
+      return;
+    }
+    logger.error('authorizer failed', { error: request.error, ...dynamoDbFields() });
     publishDynamoDbMetrics();
-    // This version's answer: its guard counts Lambda's Errors less these refusals, so both are dated
-    // at the invocation's start, as Lambda dates its Errors, and fall in the same period.
-    recordAnswer('authorizer', { refused }, invokedAt.get(request));
+    recordAnswer('authorizer', { refused: false }, at);
   },
 };
 
@@ -61,15 +80,11 @@ const authorizationEnvelope: MiddlewareObj<APIGatewayTokenAuthorizerEvent> = {
  */
 const authorize = async (event: APIGatewayTokenAuthorizerEvent, context: Context): Promise<APIGatewayAuthorizerResult> => {
   const token = bearerToken(event.authorizationToken);
-  const key = token === undefined ? undefined : await findActiveKey(apiKeys, token, callDeadline(context));
-  if (key === undefined) {
-    metrics.addMetric(metricNames.authFailures, 'Count', 1);
-    logger.info('authorization refused', {
-      reason: token === undefined ? 'malformed_header' : 'unknown_or_revoked_key',
-      ...dynamoDbFields(),
-    });
-    throw new Error(refusal);
-  }
+  if (token === undefined) throw new Refused('malformed_header');
+  // A token no key of this stage can be costs no lookup.
+  if (!canBeStageKey(token, config.API_KEY_PREFIX)) throw new Refused('not_a_key_of_this_stage');
+  const key = await findActiveKey(apiKeys, token, callDeadline(context));
+  if (key === undefined) throw new Refused('unknown_or_revoked_key');
   logger.info('authorization granted', { key_id: key.keyId, ...dynamoDbFields() });
   return {
     principalId: key.keyId,

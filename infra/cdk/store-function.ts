@@ -36,6 +36,22 @@ export const functionBundling: BundlingOptions = {
 /** The bundle's own setting (readable stack traces); the rest of the environment is what the local run gets too. */
 export const functionNodeOptions = '--enable-source-maps';
 
+/**
+ * Lambda's logging controls for a function that wants only Lambda's warnings of its own (its
+ * contract's `platformLogs`): the JSON log format, which system and application log levels need,
+ * Lambda's system logs at WARN (no START, END or REPORT), and the application's level at the stage's,
+ * so that Lambda drops none of the function's lines (an EMF line has no level: INFO to Lambda).
+ * Lambda developer guide, "Configuring advanced logging controls for Lambda functions".
+ */
+const platformLogging = (settings: FunctionContract['function'], config: StageConfig): Partial<lambda.FunctionProps> =>
+  settings.platformLogs === 'warnings'
+    ? {
+        loggingFormat: lambda.LoggingFormat.JSON,
+        systemLogLevelV2: lambda.SystemLogLevel.WARN,
+        applicationLogLevelV2: lambda.ApplicationLogLevel[config.logLevel],
+      }
+    : {};
+
 export type StoreFunctionProps = {
   readonly config: StageConfig;
   /** Which function: its contract states its handler, memory, timeout and environment (infra/contract.ts). */
@@ -104,6 +120,7 @@ export class StoreFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       tracing: lambda.Tracing.ACTIVE,
+      ...platformLogging(settings, config),
       environment: { ...functionEnvironment(settings, config, props.tables), NODE_OPTIONS: functionNodeOptions },
       bundling: functionBundling,
     });

@@ -8,7 +8,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { authorizationHeaderPattern } from '../../functions/authorizer/api-keys.ts';
+import { authorizationPatternFor } from '../../functions/authorizer/api-keys.ts';
 import { statusIndex } from '../../shared/status-index.ts';
 import { basePath, resourcePath, type Route } from '../../shared/routes.ts';
 import { accessLogFormat, addGatewayResponses } from './api-gateway.ts';
@@ -20,6 +20,7 @@ import { deploymentApplicationName, functionConstructId, pascalCase, restApiName
 import { type FunctionName, functionsOf, knownAnswerFiles, type Registry, registry as serviceRegistry } from '../registry.ts';
 import type { DeploymentStrategy, StageConfig } from '../stage-config.ts';
 import { type TierName, tierProblems } from '../tiers.ts';
+import { StageFirewall } from './stage-firewall.ts';
 import { StoreFunction, type StoreFunctionProps } from './store-function.ts';
 import { PreTrafficHook, SyntheticClient, secretArn } from './release-checks.ts';
 import { StoreOrdersMonitoring } from './store-orders-monitoring.ts';
@@ -100,6 +101,8 @@ export class StoreOrdersStack extends Stack {
   readonly authorizerFunction: StoreFunction;
   readonly routeFunctions: RouteFunction[];
   readonly usagePlans: Readonly<Record<TierName, apigw.UsagePlan>>;
+  /** AWS WAF in front of the stage: AWS's IP reputation list and a rate per source address. */
+  readonly firewall: StageFirewall;
   readonly monitoring: StoreOrdersMonitoring;
   readonly preTrafficHook: PreTrafficHook;
   readonly syntheticClient: SyntheticClient;
@@ -123,6 +126,7 @@ export class StoreOrdersStack extends Stack {
     this.authorizerFunction = this.addAuthorizerFunction(common);
     const accessLogs = addStageLogGroup(this, 'AccessLogs', { config: this.config, encryptionKey: logsKey });
     this.api = this.addApi(accessLogs, logsKey);
+    this.firewall = new StageFirewall(this, 'Firewall', { config: this.config, stage: this.api.deploymentStage });
     this.routeFunctions = this.registry.operations.map((contract) => this.addRoute(contract, common));
     this.usagePlans = addUsagePlans(this.api, this.config, this.routeFunctions);
     this.preTrafficHook = this.addPreTrafficHook(logsKey, props.skipPreTrafficHook ?? false);
@@ -213,8 +217,9 @@ export class StoreOrdersStack extends Stack {
     const authorizer = new apigw.TokenAuthorizer(this, 'TokenAuthorizer', {
       handler: this.authorizerFunction.alias,
       identitySource: apigw.IdentitySource.header('Authorization'),
-      // The gateway answers a missing or malformed header with 401 itself, without invoking the function.
-      validationRegex: authorizationHeaderPattern.source,
+      // The gateway answers a missing or malformed header, or a key no key of this stage can be, with
+      // 401 itself, without invoking the function.
+      validationRegex: authorizationPatternFor(config).source,
       resultsCacheTtl: Duration.seconds(config.authorizerCacheTtlSeconds),
     });
     const api = new apigw.RestApi(this, 'Api', {
@@ -346,6 +351,10 @@ export class StoreOrdersStack extends Stack {
       value: this.monitoring.ticketTopic.topicArn,
     });
     new CfnOutput(this, 'DashboardUrl', { value: this.monitoring.dashboardUrl });
+    new CfnOutput(this, 'WebAclArn', {
+      description: "The stage's AWS WAF web ACL (its sampled requests: aws wafv2 get-sampled-requests)",
+      value: this.firewall.webAcl.attrArn,
+    });
   }
 
   /** cdk-nag findings that are decisions, not oversights. */
@@ -355,11 +364,6 @@ export class StoreOrdersStack extends Stack {
         id: 'AwsSolutions::AwsSolutions-APIG2',
         reason:
           "No operation has a request body. The parameters are validated by the functions, which answer a precise Error record: the orderId path segment against the int64 rule (400 invalid_order_id), the v2 list's query parameters against their ranges and the cursor's seal (400 invalid_query_parameter, invalid_cursor, cursor_expired, cursor_mismatch); a gateway validator checks only presence and would add nothing.",
-      },
-      {
-        id: 'AwsSolutions::AwsSolutions-APIG3',
-        reason:
-          'No WAF: every method needs a bearer key checked by the authorizer and the stage is throttled; a web ACL costs a monthly fee per stage even without traffic, and there is no body to inspect.',
       },
       invokePermissionAcknowledgement,
       {

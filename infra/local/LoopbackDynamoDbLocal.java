@@ -4,6 +4,11 @@ import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -44,7 +49,9 @@ import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
  * an access key id and a secret access key from its standard input (never its command line or
  * environment, which other users or files could show) and a Jetty handler in front of DynamoDB
  * Local recomputes each request's AWS Signature Version 4 with that secret: a request not signed
- * with it gets 403 before DynamoDB Local sees it.
+ * with it gets 403 before DynamoDB Local sees it, as does one whose host, date or operation
+ * (x-amz-target) is not signed, or whose date is more than 15 minutes from now
+ * (docs/decisions/0937-dynamodb-local-refuses-stale-or-partly-signed-requests.md).
  *
  * Its own name only: a web page that rebinds its host name to 127.0.0.1 is same-origin with it;
  * its requests carry that name in `Host`, which must be 127.0.0.1 or localhost on this port.
@@ -105,6 +112,8 @@ public class LoopbackDynamoDbLocal {
       // The key id is checked before any of the body is read: a stranger costs no buffer.
       if (!signed.matches() || !MessageDigest.isEqual(signed.group(1).getBytes(StandardCharsets.UTF_8), accessKeyId))
         return refuse(response, callback, "UnrecognizedClientException", "The request is not signed with this DynamoDB Local's credentials.");
+      String unsound = unsoundSignature(request, signed, Instant.now());
+      if (unsound != null) return refuse(response, callback, "InvalidSignatureException", unsound);
       ByteBuffer body;
       try {
         body = Content.Source.asByteBufferAsync(request, maxBodyBytes).get();
@@ -116,6 +125,36 @@ public class LoopbackDynamoDbLocal {
       if (!MessageDigest.isEqual(HexFormat.of().parseHex(signed.group(6)), signature(request, signed, bytes)))
         return refuse(response, callback, "InvalidSignatureException", "The request signature does not match this DynamoDB Local's credentials.");
       return super.handle(new Replayed(request, bytes), response, callback);
+    }
+
+    /** The headers a request must sign: its host, its date (which the signature's scope and age are read from) and its operation. */
+    private static final List<String> mustSign = List.of("host", "x-amz-date", "x-amz-target");
+    /** How far a signature's date may be from now, either way: AWS's own bound. */
+    private static final Duration skew = Duration.ofMinutes(15);
+    private static final DateTimeFormatter amzDate = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
+
+    /**
+     * Why a signature from this start's credentials is still refused, as AWS would refuse it (IAM
+     * User Guide, "Signature Version 4 signing" and "Troubleshoot signed requests"): a header that
+     * must be signed is not (DynamoDB takes its operation from x-amz-target: unsigned, a captured
+     * request could be replayed as another operation), the scope's day is not the date's, or the
+     * date is more than 15 minutes from now (a captured request replays for 15 minutes at most).
+     * Null when sound.
+     */
+    static String unsoundSignature(Request request, Matcher signed, Instant now) {
+      List<String> names = Arrays.asList(signed.group(5).split(";"));
+      for (String name : mustSign) if (!names.contains(name) || request.getHeaders().get(name) == null) return "'" + name + "' must be a signed header of the request.";
+      Instant date;
+      try {
+        date = Instant.from(amzDate.parse(request.getHeaders().get("x-amz-date")));
+      } catch (DateTimeParseException notIso8601Basic) {
+        return "x-amz-date must be an ISO 8601 basic date such as 20261130T101500Z.";
+      }
+      String day = amzDate.format(date).substring(0, 8);
+      if (!signed.group(2).equals(day)) return "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '" + signed.group(2) + "' != '" + day + "'";
+      if (date.isBefore(now.minus(skew))) return "Signature expired: " + amzDate.format(date) + " is now earlier than " + amzDate.format(now.minus(skew)) + " (" + amzDate.format(now) + " - 15 min.)";
+      if (date.isAfter(now.plus(skew))) return "Signature not yet current: " + amzDate.format(date) + " is still later than " + amzDate.format(now.plus(skew)) + " (" + amzDate.format(now) + " + 15 min.)";
+      return null;
     }
 
     /** The SigV4 signature of the request as received, with the secret of this start. */

@@ -96,7 +96,9 @@ const dynamoDbLocalOptions = (port: number, dataDir: string | undefined) => [
   '-disableTelemetry',
 ];
 
-const launcherSource = join(import.meta.dirname, 'LoopbackDynamoDbLocal.java');
+/** The launcher's class (./LoopbackDynamoDbLocal.java): its processes are found by it (./earlier-runs.ts). */
+export const launcherClassName = 'LoopbackDynamoDbLocal';
+const launcherSource = join(import.meta.dirname, `${launcherClassName}.java`);
 
 /**
  * LoopbackDynamoDbLocal compiled against this DynamoDB Local release, once per machine, into
@@ -107,7 +109,7 @@ const launcherSource = join(import.meta.dirname, 'LoopbackDynamoDbLocal.java');
 const compiledLauncher = async (release: string): Promise<string> => {
   const version = createHash('sha256').update(readFileSync(launcherSource)).update(release).digest('hex').slice(0, 16);
   const dir = join(import.meta.dirname, '../../node_modules/.cache/loopback-dynamodb-local', version);
-  if (existsSync(join(dir, 'LoopbackDynamoDbLocal.class'))) return dir;
+  if (existsSync(join(dir, `${launcherClassName}.class`))) return dir;
   const building = `${dir}.${process.pid}.tmp`;
   await mkdir(building, { recursive: true });
   const compiler = spawn(
@@ -205,7 +207,7 @@ const spawnLauncher = (release: string, classes: string, port: number, dataDir: 
       `-Djava.library.path=${join(release, 'DynamoDBLocal_lib')}`,
       '-cp',
       [join(release, 'DynamoDBLocal.jar'), classes].join(delimiter),
-      'LoopbackDynamoDbLocal',
+      launcherClassName,
       ...dynamoDbLocalOptions(port, dataDir),
     ],
     { cwd: release, stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: javaEnvironment() },

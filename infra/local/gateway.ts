@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { authorizationHeaderPattern } from '../../functions/authorizer/api-keys.ts';
 import { type ErrorCode, errorHeaders, type GatewayResponseType } from '../../shared/errors.ts';
-import { basePath, type Route } from '../../shared/routes.ts';
+import { basePath, resourcePath, type Route } from '../../shared/routes.ts';
 import { type AuthorizerCache, createAuthorizerCache, policyAllows } from './authorizer-cache.ts';
 import { declaredBodyBytes, maxBodyBytes, readBody, type RequestTarget, requestTarget } from './gateway-requests.ts';
 import { hostAllowed } from './gateway-hosts.ts';
@@ -31,6 +31,8 @@ import {
 } from './lambda-runtime.ts';
 import { eventPath, localApi, matchRoute, proxyEvent, type RouteMatch, routingPath } from './proxy-event.ts';
 import type { RateLimiter } from './rate-limits.ts';
+import type { Throttling } from '../tiers.ts';
+import { type AuthorizationTurns, authorizationTurns } from './address-limits.ts';
 
 /** A function as the local gateway runs it: its handler and the settings Lambda gives it (infra/function-settings.ts). */
 export type LocalFunction<Handler> = FunctionIdentity & {
@@ -56,6 +58,13 @@ export type GatewayOptions = {
    * from the authorizer's context (cached with its Allow).
    */
   readonly rateLimiter?: RateLimiter;
+  /** The `Authorization` values let through to the authorizer (API Gateway's identity validation expression; default any bearer token). */
+  readonly authorizationPattern?: RegExp;
+  /**
+   * The stand-in for the stage's firewall: authorizations of keys not cached, per client address
+   * (./address-limits.ts). Unset: none.
+   */
+  readonly authorizationsPerAddress?: Throttling;
   /** Extra GET documents served without a key (e.g. `/v1/openapi.json`), path → JSON text. */
   readonly documents?: Readonly<Record<string, () => string>>;
   /** Tests shorten these; `npm start` runs with `clientBounds`. */
@@ -94,6 +103,8 @@ type GatewayState = {
   readonly bounds: ClientBounds;
   /** Each key's and each address's share of the connections (./gateway-shares.ts), once the server exists. */
   shares?: ConnectionShares;
+  /** Turns at the authorizer per client address, where the options set a rate. */
+  readonly turns?: AuthorizationTurns;
 };
 
 export const startGateway = async (options: GatewayOptions): Promise<Gateway> => {
@@ -106,6 +117,7 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     draining: false,
     port: 0,
     bounds: { ...clientBounds, ...options.clientBounds },
+    ...(options.authorizationsPerAddress === undefined ? {} : { turns: authorizationTurns(options.authorizationsPerAddress) }),
   };
   const { server, shares } = createGatewayServer((req, res) => track(gateway, server, req, res), gateway.bounds);
   gateway.shares = shares;
@@ -176,8 +188,10 @@ const handle = async (gateway: GatewayState, req: IncomingMessage, res: ServerRe
   // accepted key gets its answer, and no `100 Continue`, however much it means to send.
   // The gateway checks the identity source against its validation pattern before the authorizer runs.
   const authorization = req.headers.authorization;
-  if (authorization === undefined || !authorizationHeaderPattern.test(authorization)) return sendError(res, requestId, 'unauthorized');
-  const auth = await authorize(gateway, authorization, methodArn(gateway, method, match.route));
+  const pattern = gateway.options.authorizationPattern ?? authorizationHeaderPattern;
+  if (authorization === undefined || !pattern.test(authorization)) return sendError(res, requestId, 'unauthorized');
+  const auth = await authorize(gateway, req, res, authorization, methodArn(gateway, method, match.route));
+  if (auth === 'WAF_FILTERED') return sendGatewayResponse(res, requestId, auth);
   if (typeof auth === 'string') return sendError(res, requestId, auth);
   const overLimit = limitRefusal(gateway, auth, match.route);
   if (overLimit !== undefined) return sendGatewayResponse(res, requestId, overLimit, auth);
@@ -218,24 +232,41 @@ const serveDocument = (gateway: GatewayState, target: RequestTarget, method: str
   return true;
 };
 
-/** The method ARN the authorizer is asked about, as API Gateway forms it. */
+/** The method ARN the authorizer is asked about, as API Gateway forms it: the resource path with its version prefix. */
 const methodArn = (gateway: GatewayState, method: string, route: Route) =>
-  `arn:aws:execute-api:local:000000000000:local-api/${gateway.stage}/${method}${route.path}`;
+  `arn:aws:execute-api:local:000000000000:local-api/${gateway.stage}/${method}${resourcePath(route)}`;
 
 /**
  * API Gateway semantics: `Unauthorized` → 401, any other failure → 500, Deny → 403 (sent as 401
  * here, as deployed). The result is cached by the identity source's value, and its policy is
- * evaluated against this request's method ARN whether it came from the cache or not.
+ * evaluated against this request's method ARN whether it came from the cache or not. A key not
+ * cached waits for its address's turn at the authorizer, where the gateway plays the firewall
+ * (./address-limits.ts): without one, WAF_FILTERED. Its connection is known from then on by what
+ * the authorizer or the firewall said (./gateway-shares.ts).
  */
-const authorize = async (gateway: GatewayState, token: string, methodArn: string): Promise<APIGatewayAuthorizerResult | ErrorCode> => {
+const authorize = async (
+  gateway: GatewayState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  token: string,
+  methodArn: string,
+): Promise<APIGatewayAuthorizerResult | ErrorCode | 'WAF_FILTERED'> => {
   let result = gateway.authorizerCache.get(token);
   if (result === undefined) {
+    const shares = gateway.shares!;
+    const connection = { standing: shares.standing(req), refuse: () => shares.refused(req) };
+    const turn = await gateway.turns?.take(req.socket.remoteAddress ?? '', connection, res);
+    if (gateway.turns !== undefined && turn === undefined) return 'WAF_FILTERED';
     const authorizer: LocalFunction<Authorizer> = gateway.options.authorizer;
     try {
       const event: APIGatewayTokenAuthorizerEvent = { type: 'TOKEN', authorizationToken: token, methodArn };
       result = await invokeWithTimeout(authorizer, (context) => authorizer.handler(event, context));
     } catch (error) {
-      return error instanceof Error && error.message === 'Unauthorized' ? 'unauthorized' : 'internal_error';
+      if (!(error instanceof Error && error.message === 'Unauthorized')) return 'internal_error';
+      connection.refuse();
+      return 'unauthorized';
+    } finally {
+      turn?.();
     }
     gateway.authorizerCache.set(token, result);
   }

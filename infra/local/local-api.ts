@@ -5,7 +5,8 @@ import type { FunctionContract } from '../function-contract.ts';
 import { functionEnvironment } from '../function-settings.ts';
 import { functionsOf, type Registry, registry as serviceRegistry } from '../registry.ts';
 import { type FunctionStage, localStage } from '../stage-config.ts';
-import { listSlotProblems } from '../tiers.ts';
+import { listSlotProblems, type Throttling } from '../tiers.ts';
+import { authorizationPatternFor } from '../../functions/authorizer/api-keys.ts';
 import { type Gateway, startGateway } from './gateway.ts';
 import { credentialsEnvironment } from './dynamodb-local.ts';
 import { clientBounds } from './gateway-server.ts';
@@ -40,6 +41,8 @@ export type LocalApiOptions = {
   readonly limits?: LocalLimits;
   /** Host names answered besides the gateway's own (`ALLOWED_HOSTS`). */
   readonly allowedHosts?: readonly string[];
+  /** Authorizations of keys not cached per client address, the stand-in for the stage's firewall (default: the local stage's). */
+  readonly authorizationsPerAddress?: Throttling;
 };
 
 /** Settings a developer may override for the local run: how much the functions log and whether they print metrics. */
@@ -105,6 +108,9 @@ export const startLocalApi = async (options: LocalApiOptions): Promise<Gateway> 
     functions,
     authorizer,
     authorizerCacheTtlSeconds: stage.authorizerCacheTtlSeconds,
+    // What API Gateway lets through to the authorizer, and the stage's firewall, as deployed.
+    authorizationPattern: authorizationPatternFor(stage),
+    authorizationsPerAddress: options.authorizationsPerAddress ?? localStage.authorizationsPerAddress,
     rateLimiter: createRateLimiter(
       options.limits ?? localStage,
       new Map(registry.operations.map(({ name, throttling }) => [name, throttling])),

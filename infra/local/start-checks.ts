@@ -4,7 +4,7 @@
  */
 import { once } from 'node:events';
 import { constants } from 'node:fs';
-import { access, chmod, mkdir, readdir, stat } from 'node:fs/promises';
+import { access, chmod, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 
@@ -84,4 +84,29 @@ export const prepareDataDir = async (dataDir: string, env: NodeJS.ProcessEnv = p
   });
   await makePrivate(path);
   return path;
+};
+
+/** Variables whose value is a secret: the local API key, and AWS credentials should a developer keep them there. */
+const secretVariables = ['STORE_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'];
+
+/**
+ * `.env` holding a secret must be the user's alone: mode 0600 (nothing for group or others) and
+ * owned by the user (docs/decisions/0939-a-dot-env-holding-a-key-is-private.md). Node reads it
+ * (`node --env-file-if-exists=.env`, npm start's script, from the folder npm runs scripts in) before
+ * any of npm start's code runs, so the check runs first thing, before any setting is used or
+ * anything started; `cp .env.example .env` makes a file every user may read.
+ */
+export const checkEnvFile = async (path: string = resolve(process.cwd(), '.env')): Promise<void> => {
+  const found = await stat(path).catch(() => undefined);
+  if (found === undefined || !found.isFile()) return;
+  const text = await readFile(path, 'utf8').catch(() => '');
+  const held = secretVariables.filter((name) => new RegExp(`^[ \\t]*(export[ \\t]+)?${name}[ \\t]*=[ \\t]*[^\\s#]`, 'm').test(text));
+  if (held.length === 0) return;
+  const mode = (found.mode & 0o777).toString(8).padStart(4, '0');
+  const ours = found.uid === process.getuid?.();
+  if (ours && (found.mode & 0o077) === 0) return;
+  throw new Error(
+    `${path} holds ${held.join(' and ')} and ${ours ? `other users may read it (mode ${mode})` : 'belongs to another user'}: ` +
+      `make it yours alone (\`chmod 600 ${path}\`${ours ? '' : ', as its owner'}) or take the secret out of it`,
+  );
 };

@@ -6,7 +6,7 @@
 import './service-name.ts'; // first: the shared modules' logger is made when they are imported
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
-import { bearerTokenPattern, findActiveKey } from '../../functions/authorizer/api-keys.ts';
+import { bearerTokenPattern, findActiveKey, shortestKey } from '../../functions/authorizer/api-keys.ts';
 import { createApiKey, generateUsageKey, moveApiKey } from '../ops/key-store.ts';
 import { functionEnvSchema, integerSetting, tableName } from '../../shared/config.ts';
 import { createDocumentClient, type DocumentClient, type TableRef } from '../../shared/dynamo.ts';
@@ -17,8 +17,9 @@ import { type DynamoDbCredentials, type DynamoDbLocal, startDynamoDbLocal } from
 import { allowedHostPattern } from './gateway-hosts.ts';
 import { drainMs, type Gateway } from './gateway.ts';
 import { startLocalApi } from './local-api.ts';
+import { settleEarlierRuns } from './earlier-runs.ts';
 import { localStateFile, removeLocalState, writeLocalState } from './local-state.ts';
-import { callerPath, portInUseMessage, prepareDataDir, reservePort } from './start-checks.ts';
+import { callerPath, checkEnvFile, portInUseMessage, prepareDataDir, reservePort } from './start-checks.ts';
 import { demoOrders, putOrders, readSeedFile } from './seed.ts';
 import { apiKeysTableKey, ensureStatusIndex, ensureTable, ordersTableKey } from './local-tables.ts';
 
@@ -31,7 +32,7 @@ export const localEnvSchema = z.object({
     .default(3000),
   STORE_API_KEY: z
     .string()
-    .min(16, 'must be at least 16 characters')
+    .min(shortestKey, `must be at least ${shortestKey} characters`)
     .regex(bearerTokenPattern, 'may only hold A-Z a-z 0-9 - . _ ~ + / (and trailing =)')
     .optional(),
   // The developer's own key is unlimited, so `npm run load` and `npm run bench` measure the service, not a throttle.
@@ -224,11 +225,15 @@ const startGateway = async (
 };
 
 const main = async () => {
+  // Node has read .env already: before anything uses a setting from it, a secret there must be private.
+  await checkEnvFile();
   const env = readEnvironment();
   // Check everything the user chose before starting anything, so a bad setting costs nothing to fix.
   const port = await reservePort(env.PORT);
   const seed: Order[] = env.SEED_FILE === undefined ? demoOrders : await readSeedFile(callerPath(env.SEED_FILE));
   const dataDir = env.DATA_DIR === undefined || env.DYNAMODB_ENDPOINT !== undefined ? undefined : await prepareDataDir(env.DATA_DIR);
+  // A DynamoDB Local an earlier start left running (killed outright) is stopped; one that a running start uses, never shared.
+  if (env.DYNAMODB_ENDPOINT === undefined) await settleEarlierRuns(dataDir);
   const service = stoppableService();
   try {
     service.dynamoDb = env.DYNAMODB_ENDPOINT === undefined ? await startDatabase(dataDir) : undefined;

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { localStage, type StageConfig, stages } from '../../infra/stage-config.ts';
-import { unlimitedTier } from '../../infra/tiers.ts';
+import { requestsPerAddress, unlimitedTier } from '../../infra/tiers.ts';
 import { repoRoot, stageNames, sharedApp } from '../lib/cdk.ts';
 import { tableRows } from '../lib/markdown.ts';
 import { contractOf } from '../../infra/registry.ts';
@@ -87,6 +87,15 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
     shows: ['listStallSeconds'],
   },
   'API keys start with': { cell: (c) => `\`${c.keyPrefix}\``, shows: ['keyPrefix'] },
+  "only tokens of the key tool's form reach the authorizer (others: 401 from API Gateway)": {
+    cell: (c) => yesNo(c.onlyIssuedKeys),
+    shows: ['onlyIssuedKeys'],
+  },
+  'AWS WAF: requests per source address in the rate window (then 429)': {
+    cell: (c) =>
+      `${requestsPerAddress(c.tiers, c.firewall.evaluationWindowSeconds).toLocaleString('en-US')} in ${c.firewall.evaluationWindowSeconds} s`,
+    shows: ['firewall'],
+  },
   "every request needs its key's usage identifier (the tiers' limits apply)": {
     cell: (c) => yesNo(c.requireUsageKey),
     shows: ['requireUsageKey'],

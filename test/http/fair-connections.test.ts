@@ -122,6 +122,29 @@ describe('the local gateway shares its connections fairly', () => {
       expect(hogs.filter((client) => client.socket.destroyed || client.socket.readableEnded).length).toBeGreaterThanOrEqual(1);
       for (const client of hogs) client.socket.destroy();
     });
+
+    it("closes a connection that showed no key, whatever its address, before a keyed client's idle one, even one idle longer", async () => {
+      // The keyed client: a keep-alive connection whose request was answered, idle since then.
+      const honest = await open(gateway.port, '127.0.0.1');
+      honest.socket.write(head(gateway.port, 'GET', '/v1/test/plain', 'honest-0123456789'));
+      while (!honest.received().startsWith('HTTP/1.1 200 ')) await sleep(20);
+      await sleep(200);
+      // A crowd from three other addresses, one socket each, sending a head a byte at a time, then a fourth.
+      const crowd: Awaited<ReturnType<typeof open>>[] = [];
+      for (const address of ['127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6']) {
+        const client = await open(gateway.port, address);
+        client.socket.write('GET /v1/test/plain HTTP/1.1\r\nHost');
+        crowd.push(client);
+        await sleep(50);
+      }
+      await crowd[0]!.closed;
+      expect(honest.socket.destroyed).toBe(false);
+      const answered = honest.received().length;
+      honest.socket.write(head(gateway.port, 'GET', '/v1/test/plain', 'honest-0123456789', { Connection: 'close' }));
+      await honest.closed;
+      expect(honest.received().slice(answered)).toMatch(/^HTTP\/1\.1 200 /);
+      for (const client of crowd) client.socket.destroy();
+    });
   });
 });
 

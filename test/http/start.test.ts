@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -261,6 +261,32 @@ describe('npm start', () => {
     expect(`${result.stdout}${result.stderr}`).not.toContain('DynamoDB Local on');
   });
 
+  it('refuses a .env holding STORE_API_KEY that other users may read, naming the file, and reads one that is private', async () => {
+    const caller = await mkdtemp(join(tmpdir(), 'dotenv-'));
+    const file = join(caller, '.env');
+    // An invalid PORT beside the key: a start that got past the check stops at the configuration, before anything runs.
+    await writeFile(file, '# copied from .env.example\nSTORE_API_KEY=dotenv-test-key-0123456789\nPORT=not-a-port\n', { mode: 0o644 });
+    await chmod(file, 0o644);
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !(name in localEnvSchema.shape)));
+    // As npm start runs: node reads .env from the folder it runs in before any of the service's code.
+    const run = () =>
+      spawnSync(process.execPath, ['--env-file-if-exists=.env', join(repoRoot, 'infra/local/start.ts')], {
+        cwd: caller,
+        env,
+        encoding: 'utf8',
+      });
+    const open = run();
+    expect(open.status).toBe(1);
+    expect(open.stderr).toContain(
+      `npm start: ${file} holds STORE_API_KEY and other users may read it (mode 0644): make it yours alone (\`chmod 600 ${file}\`)`,
+    );
+    await chmod(file, 0o600);
+    const closed = run();
+    expect(closed.status).toBe(1);
+    expect(closed.stderr).toContain('Invalid configuration: PORT');
+    expect(closed.stderr).not.toContain('.env');
+  });
+
   it('refuses a DATA_DIR inside a file, naming the path', async () => {
     const caller = await mkdtemp(join(tmpdir(), 'caller-'));
     await writeFile(join(caller, 'notes.txt'), 'not a folder');
@@ -392,6 +418,38 @@ describe('stopping npm start (SIGTERM, SIGINT)', () => {
       const again = serviceProcesses(second, 'npm');
       second.child.kill('SIGINT');
       await expectStoppedCleanly(await second.exited, again);
+    },
+  );
+
+  it(
+    'refuses a DATA_DIR a running npm start uses, naming both, and after a kill -9 of that start stops the DynamoDB Local it left and starts',
+    { timeout: 300_000 },
+    async () => {
+      const dataDir = join(await mkdtemp(join(tmpdir(), 'orphan-')), 'data');
+      const first = await startServiceProcess('node', { STORE_API_KEY: stopKey, DATA_DIR: dataDir, POWERTOOLS_LOG_LEVEL: 'ERROR' });
+      expect(first.url, first.output()).toBeDefined();
+      const processes = serviceProcesses(first, 'node');
+      // Two DynamoDB Locals on one database file would corrupt it.
+      const second = await startServiceProcess('node', { STORE_API_KEY: stopKey, DATA_DIR: dataDir, POWERTOOLS_LOG_LEVEL: 'ERROR' });
+      expect(second.exitCode).toBe(1);
+      expect(second.output()).toContain(
+        `npm start: DATA_DIR ${dataDir} is in use by DynamoDB Local (pid ${processes.java}) of another npm start (pid ${processes.node})`,
+      );
+      // Killed outright, the service cannot stop its DynamoDB Local: it runs on.
+      process.kill(processes.node, 'SIGKILL');
+      await first.exited;
+      expect(isRunning(processes.java)).toBe(true);
+      const third = await startServiceProcess('node', { STORE_API_KEY: stopKey, DATA_DIR: dataDir, POWERTOOLS_LOG_LEVEL: 'ERROR' });
+      try {
+        expect(third.url, third.output()).toBeDefined();
+        expect(third.output()).toContain(
+          `Stopped DynamoDB Local (pid ${processes.java}, data in ${dataDir}): the npm start that ran it was killed`,
+        );
+        expect(isRunning(processes.java)).toBe(false);
+        expect((await requestPastDeadlines(third, 'GET', '/store/orders', stopAuth)).status).toBe(200);
+      } finally {
+        expect(await stop(third)).toBe(0);
+      }
     },
   );
 

@@ -39,7 +39,6 @@ describe('cdk-nag AwsSolutions over both stacks', () => {
   it('acknowledges only these rules, each with a written reason', () => {
     expect([...new Set(suppressed.map((violation) => violation.ruleName))].sort()).toEqual([
       'AwsSolutions-APIG2',
-      'AwsSolutions-APIG3',
       'AwsSolutions-COG4',
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',

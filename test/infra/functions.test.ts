@@ -40,12 +40,23 @@ describe.each(stageNames)('the %s functions', (stage) => {
 
   it.each(ids)('%s logs to a log group of its own with the stage retention', (id) => {
     const logGroup = logicalId(s, fn(id).logGroup);
-    expect(functionProperties(id).LoggingConfig).toEqual({ LogGroup: { Ref: logGroup } });
+    expect(functionProperties(id).LoggingConfig).toMatchObject({ LogGroup: { Ref: logGroup } });
     t.hasResource('AWS::Logs::LogGroup', {
       Properties: { RetentionInDays: config.logRetentionDays },
       // Kept, where the stage keeps its logs, except when the deploy that created them fails.
       DeletionPolicy: config.logRemovalPolicy === 'retain' ? 'RetainExceptOnCreate' : 'Delete',
     });
+  });
+
+  it("keep Lambda's START, END and REPORT lines but out of the authorizer's log, which every made-up key reaches, dropping none of its own lines", () => {
+    expect(functionProperties('AuthorizerFunction').LoggingConfig).toMatchObject({
+      LogFormat: 'JSON',
+      SystemLogLevel: 'WARN',
+      // The stage's level: Lambda drops nothing Powertools writes, and an EMF line (no level) counts as INFO.
+      ApplicationLogLevel: config.logLevel,
+    });
+    for (const id of ['ListOrdersFunction', 'CancelOrderFunction'])
+      expect(Object.keys(functionProperties(id).LoggingConfig)).toEqual(['LogGroup']);
   });
 
   it('give each function only the environment it reads', () => {
@@ -57,7 +68,11 @@ describe.each(stageNames)('the %s functions', (stage) => {
       LIST_CONCURRENT_PER_KEY: `standard=${config.tiers.standard.concurrentLists},high=${config.tiers.high.concurrentLists},canary=${config.tiers.canary.concurrentLists},*=${config.tiers[config.defaultTier].concurrentLists}`,
     });
     expect(functionProperties('CancelOrderFunction').Environment.Variables).toMatchObject({ ORDERS_TABLE: { Ref: ordersTable } });
-    expect(functionProperties('AuthorizerFunction').Environment.Variables).toMatchObject({ API_KEYS_TABLE: { Ref: apiKeysTable } });
+    expect(functionProperties('AuthorizerFunction').Environment.Variables).toMatchObject({
+      API_KEYS_TABLE: { Ref: apiKeysTable },
+      // Keys of the stage's form only: any other token is refused without a lookup.
+      API_KEY_PREFIX: config.keyPrefix,
+    });
     expect(functionProperties('CancelOrderFunction').Environment.Variables).not.toHaveProperty('API_KEYS_TABLE');
     expect(functionProperties('AuthorizerFunction').Environment.Variables).not.toHaveProperty('ORDERS_TABLE');
     for (const id of ids) expect(functionProperties(id).Environment.Variables).not.toHaveProperty('DYNAMODB_ENDPOINT');

@@ -36,9 +36,10 @@ describe.each(stageNames)('the %s outputs', (stage) => {
     expect(config.apiKeysTableName).toMatch(new RegExp(`^store-orders-${stage}-`));
   });
 
-  it('point on-call at the alarm topic and the dashboard', () => {
+  it('point on-call at the alarm topic, the dashboard and the web ACL (its sampled requests)', () => {
     t.hasOutput('AlarmTopicArn', {});
     expect(JSON.stringify(t.findOutputs('DashboardUrl'))).toContain(`#dashboards:name=StoreOrders-${stage}`);
+    t.hasOutput('WebAclArn', { Value: { 'Fn::GetAtt': [s.getLogicalId(s.firewall.webAcl), 'Arn'] } });
   });
 
   it('have no custom domain unless the stage configures one', () => {

@@ -56,12 +56,44 @@ const signedListTables = async ({
   host,
   origin,
   credentials = inject('dynamoDbCredentials'),
+  clockOffsetMs = 0,
+  unsigned,
 }: {
   host?: string;
   origin?: string;
   credentials?: DynamoDbCredentials;
+  /** How far from now the request is signed (the SDK's systemClockOffset). */
+  clockOffsetMs?: number;
+  /** A header sent but left out of the signature: taken off before signing, put back after. */
+  unsigned?: string;
 }) => {
-  const client = new DynamoDBClient({ endpoint: dynamoDbEndpoint(), region: 'us-east-1', credentials, maxAttempts: 1 });
+  const client = new DynamoDBClient({
+    endpoint: dynamoDbEndpoint(),
+    region: 'us-east-1',
+    credentials,
+    maxAttempts: 1,
+    systemClockOffset: clockOffsetMs,
+  });
+  if (unsigned !== undefined) {
+    let value = '';
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const sent = args.request as { headers: Record<string, string> };
+        value = sent.headers[unsigned] ?? '';
+        delete sent.headers[unsigned];
+        return next(args);
+      },
+      { step: 'build', name: 'testUnsignedOff' },
+    );
+    type Middleware = Parameters<typeof client.middlewareStack.addRelativeTo>[0];
+    client.middlewareStack.addRelativeTo(
+      ((next: (args: { request: unknown }) => Promise<unknown>) => async (args: { request: unknown }) => {
+        (args.request as { headers: Record<string, string> }).headers[unsigned] = value;
+        return next(args);
+      }) as unknown as Middleware,
+      { relation: 'after', toMiddleware: 'httpSigningMiddleware', name: 'testUnsignedBack' },
+    );
+  }
   let headers: Record<string, string> = {};
   client.middlewareStack.add(
     (next) => async (args) => {
@@ -142,6 +174,26 @@ describe('DynamoDB Local as the tests and npm start run it', () => {
     expect(forged.status).toBe(403);
     expect((forged.error as Error).name).toBe('InvalidSignatureException');
     expect((await signedListTables({})).status).toBe(200);
+  });
+
+  it('refuses a signature more than 15 minutes old or ahead, as AWS does, and takes one within them', async () => {
+    const minute = 60_000;
+    for (const [offset, message] of [
+      [-16 * minute, /^Signature expired: /],
+      [16 * minute, /^Signature not yet current: /],
+    ] as const) {
+      const stale = await signedListTables({ clockOffsetMs: offset });
+      expect([offset, stale.status, (stale.error as Error).name]).toEqual([offset, 403, 'InvalidSignatureException']);
+      expect((stale.error as Error).message).toMatch(message);
+    }
+    for (const offset of [-14 * minute, 14 * minute])
+      expect([offset, (await signedListTables({ clockOffsetMs: offset })).status]).toEqual([offset, 200]);
+  });
+
+  it('refuses a request whose operation (x-amz-target) is not among its signed headers, its signature good: a captured GetItem could be sent as a DeleteItem', async () => {
+    const partly = await signedListTables({ unsigned: 'x-amz-target' });
+    expect([partly.status, (partly.error as Error).name]).toEqual([403, 'InvalidSignatureException']);
+    expect((partly.error as Error).message).toContain("'x-amz-target' must be a signed header");
   });
 
   it('signs and verifies a body as large as DynamoDB takes (a 390 KB item) and replays it whole to DynamoDB Local', async () => {

@@ -44,6 +44,10 @@ export const deployedFunction = (
   return { codeDir, properties, environment: { ...environment, ...extra } };
 };
 
+/** The variables Lambda sets for a function with a LoggingConfig: its log format, and its application log level in JSON format. */
+const loggingControls = (config: { LogFormat?: string; ApplicationLogLevel?: string } | undefined): Record<string, string> =>
+  config?.LogFormat === 'JSON' ? { AWS_LAMBDA_LOG_FORMAT: 'JSON', AWS_LAMBDA_LOG_LEVEL: config.ApplicationLogLevel ?? 'INFO' } : {};
+
 /** The stand-in's plan file, its results file and the process environment Lambda would give the function. */
 const prepare = (fn: DeployedFunction, invocations: Invocation[]) => {
   const dir = tempDir('store-orders-contract-');
@@ -74,6 +78,8 @@ const prepare = (fn: DeployedFunction, invocations: Invocation[]) => {
     LAMBDA_TASK_ROOT: fn.codeDir,
     _HANDLER: String(p.Handler),
     TZ: ':UTC',
+    // Lambda's advanced logging controls, as Lambda hands them to the runtime (and Powertools reads them).
+    ...loggingControls(p.LoggingConfig as { LogFormat?: string; ApplicationLogLevel?: string } | undefined),
     // The function's own environment, exactly as the template sets it (references resolved).
     ...fn.environment,
   };

@@ -20,7 +20,8 @@ import { createTestTables, dynamoDbEndpoint } from './local-api.ts';
 import type { Template } from './template.ts';
 
 export const config = stages.production;
-export const canaryKey = `${config.keyPrefix}pre-traffic-canary-key-0123456789abcdef`;
+// A key of the stage's form (prefix and 43 characters): the authorizer refuses any other without a lookup.
+export const canaryKey = `${config.keyPrefix}${'pre-traffic-canary-key-0123456789abcdef'.padEnd(43, '0')}`;
 export const usageIdentifierKey = 'c3'.repeat(32);
 /** A function's ARN; its new version (7), the one the hook checks; and the version its `live` alias points at (6). */
 export const functionArnOf = (name: string) => `arn:aws:lambda:us-east-1:123456789012:function:${name}`;

@@ -84,9 +84,10 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
   const { stack, template, outdir } = synthApp({ bundle: stageNames.map((name) => stages[name].stackName) });
   const s = stack(stage);
   const t = template(stage).toJSON() as Template;
-  const key = `${config.keyPrefix}contract-test-key-that-must-never-be-logged`;
-  const unknownKey = `${config.keyPrefix}contract-test-unknown-key-0000000000`;
-  const revokedKey = `${config.keyPrefix}contract-test-revoked-key-0000000000`;
+  const key = `${config.keyPrefix}${'contract-test-key-that-must-never-be-logged'.padEnd(43, '0')}`;
+  const unknownKey = `${config.keyPrefix}${'contract-test-unknown-key'.padEnd(43, '0')}`;
+  const revokedKey = `${config.keyPrefix}${'contract-test-revoked-key'.padEnd(43, '0')}`;
+  const otherStageKey = `${Object.values(stages).find((other) => other.keyPrefix !== config.keyPrefix)!.keyPrefix}${'contract-test-other-stage'.padEnd(43, '0')}`;
   // The usage identifiers API Gateway would hold for the two keys (64 hex digits each).
   const usageKey = 'a1'.repeat(32);
   const revokedUsageKey = 'b2'.repeat(32);
@@ -138,6 +139,9 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     ]);
     runs.authorizerDown = runBundle(deployed(s.authorizerFunction, names, down), [
       authorize('fail', `Bearer ${key}`, 'GET', '/store/orders'),
+      // Tokens no key of this stage can be: refused though DynamoDB is down, so never looked up.
+      authorize('other-stage', `Bearer ${otherStageKey}`, 'GET', '/store/orders'),
+      authorize('one-short', `Bearer ${key.slice(0, -1)}`, 'GET', '/store/orders'),
     ]);
     runs.list = runBundle(deployed(list, names, endpoint), [
       http('list', 'GET', '/store/orders'),
@@ -273,6 +277,10 @@ describe.each(stageNames)('the %s stage as deployed', (stage) => {
     });
     expect(outcome('authorizer', 'refuse')).toEqual({ name: 'refuse', outcome: 'threw', error: 'Unauthorized' });
     expect(outcome('authorizerDown', 'fail')).toMatchObject({ outcome: 'threw', error: expect.not.stringMatching(/^Unauthorized$/) });
+    // A key that cannot exist (another stage's prefix, a character short) is refused without a lookup:
+    // DynamoDB unreachable, a lookup would have failed (500), not answered Unauthorized (401).
+    for (const name of ['other-stage', 'one-short'])
+      expect(outcome('authorizerDown', name)).toEqual({ name, outcome: 'threw', error: 'Unauthorized' });
     const list = outcome('list', 'list') as Extract<Outcome, { outcome: 'streamed' }>;
     expect(list.prelude).toMatchObject({
       statusCode: 200,

@@ -18,6 +18,8 @@ import {
   tooManyRequestsOf,
 } from './metrics.ts';
 import { errorBudgetWidgets } from './slo.ts';
+import { webAclName } from '../../names.ts';
+import { type FirewallRule, firewallRuleMetricName, firewallRules } from '../stage-firewall.ts';
 import type { StoreFunction } from '../store-function.ts';
 import type { StoreOrdersMonitoringProps } from './props.ts';
 
@@ -30,6 +32,7 @@ export function addDashboard(scope: Construct, props: Props, prefix: string, ala
   dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms, width: 24, height: 4 }));
   dashboard.addWidgets(...errorBudgetWidgets(props));
   dashboard.addWidgets(...trafficRow(props));
+  dashboard.addWidgets(...firewallRow(props));
   dashboard.addWidgets(...listAndKeysRow(props));
   dashboard.addWidgets(...answersRow(props));
   dashboard.addWidgets(limitedRequestsRow(props));
@@ -87,6 +90,37 @@ function trafficRow(props: Props) {
       ],
       [serviceMetric(props, metricNames.ordersListed, 'Sum').with({ label: 'orders listed' })],
     ),
+  ];
+}
+
+/**
+ * The stage's AWS WAF web ACL: what it let through and what it blocked, in all (`Rule` ALL) and by
+ * rule (each rule's metric name): AWS/WAFV2 with the dimensions AWS WAF gives a regional web ACL,
+ * Region, Rule and WebACL (AWS WAF developer guide, "AWS WAF metrics and dimensions").
+ */
+function firewallRow({ config }: Props) {
+  const waf = (metricName: string, rule: string, label: string) =>
+    new cloudwatch.Metric({
+      namespace: 'AWS/WAFV2',
+      metricName,
+      dimensionsMap: { Region: Aws.REGION, Rule: rule, WebACL: webAclName(config.stage) },
+      statistic: 'Sum',
+      period,
+      label,
+    });
+  return [
+    new cloudwatch.GraphWidget({
+      title: 'Firewall (AWS WAF): requests let through and blocked',
+      width: 12,
+      left: [waf('AllowedRequests', 'ALL', 'let through'), waf('BlockedRequests', 'ALL', 'blocked (429)')],
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Firewall: blocked by rule (who: the web ACL’s sampled requests)',
+      width: 12,
+      left: (Object.keys(firewallRules) as FirewallRule[]).map((rule) =>
+        waf('BlockedRequests', firewallRuleMetricName(config.stage, rule), firewallRules[rule]),
+      ),
+    }),
   ];
 }
 

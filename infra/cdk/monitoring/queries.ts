@@ -106,9 +106,10 @@ const slowestDynamoDbCalls: logs.QueryStringProps = {
   limit: 50,
 };
 
+// A refusal line counts the refusals of its cause since the previous one (functions/authorizer/refusals.ts).
 const authRefusals: logs.QueryStringProps = {
   filterStatements: ["message = 'authorization refused'"],
-  statsStatements: ['count(*) as refusals by reason, operation, bin(5m)'],
+  statsStatements: ['sum(refusals) as refused by reason, operation, bin(5m)'],
 };
 
 const coldStartsAndMemory: logs.QueryStringProps = {

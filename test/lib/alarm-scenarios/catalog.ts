@@ -113,8 +113,8 @@ export const buildCatalog = async ({ s, t, outdir }: Site): Promise<Catalog> => 
   const tables = await createTestTables(storeOrders());
   // The index-not-ready page reads a table of its own whose status index is gone (a stage before the index is ACTIVE).
   const unindexed = await withoutStatusIndex(await createTestTables([order('7', 'pending')]));
-  const valid = `${s.config.keyPrefix}scenario-valid-key-0123456789abcdef`;
-  const revoked = `${s.config.keyPrefix}scenario-revoked-key-0123456789abcdef`;
+  const valid = `${s.config.keyPrefix}${'scenario-valid-key-0123456789abcdef'.padEnd(43, '0')}`;
+  const revoked = `${s.config.keyPrefix}${'scenario-revoked-key-0123456789abcdef'.padEnd(43, '0')}`;
   await createApiKey(tables.apiKeys, { name: 'scenario', prefix: '', key: valid, tier: 'standard', usageKey: 'd4'.repeat(32) });
   const gone = await createApiKey(tables.apiKeys, { name: 'revoked', prefix: '', key: revoked, usageKey: 'e5'.repeat(32) });
   await revokeApiKey(tables.apiKeys, gone.item.keyId);
