@@ -30,7 +30,7 @@ export type SmokeOptions = {
   listBytes?: number;
   /**
    * Whether to ask for a filtered v2 page (`?status=pending`; default true). A stage whose status
-   * index is not ACTIVE answers it 503 (docs/deploying.md#the-status-index): false there.
+   * index is not ACTIVE answers it 503 (docs/reference/stages.md#the-status-index): false there.
    */
   statusFilter?: boolean;
   /** `Date.now()` by which the run must end: no busy wait and no check goes past it (default: none). */

@@ -64,7 +64,7 @@ export const v2PagesAnswer = (ask: AskPage, expectNext: boolean): Check => ({
  * A page of pending orders: 200 with pending orders only once the status index is ACTIVE (or
  * UPDATING), where its 503 "not ready" is wrong (a version that names an index the table does not
  * have); before that (a stage whose index is not deployed yet, or backfilling:
- * docs/deploying.md#the-status-index), the 503 service_unavailable with Retry-After that clients are
+ * docs/reference/stages.md#the-status-index), the 503 service_unavailable with Retry-After that clients are
  * promised instead of a 500.
  */
 export const v2StatusPageAnswers = (ask: AskPage, describeOrders: DescribeOrders): Check => ({
