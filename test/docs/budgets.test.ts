@@ -11,7 +11,7 @@
  * a `·` cell, a list's `-`).
  *
  * The total's target is 25,000 words; `maxTotalWords` is where the pages stand until they get
- * there, lowered as they are cut and never raised.
+ * there, lowered as they are cut.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
