@@ -124,14 +124,14 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
   /**
    * Whether the orders table has the v2 status filter's index (infra/cdk/stage-status-index.ts). Adding it
    * to a table that holds orders must be a deploy of its own: `false` for the release that brings v2
-   * (filtered pages answer 503 until the index is ACTIVE), then `true` alone (docs/deploying.md#the-status-index).
+   * (filtered pages answer 503 until the index is ACTIVE), then `true` alone (docs/reference/stages.md#the-status-index).
    */
   readonly ordersStatusIndex: boolean;
   /**
    * Whether the synthetic client and the pipeline's smoke check ask for a filtered v2 page
    * (`?status=pending`). Until the status index is ACTIVE such a page answers 503, which would
    * fail the canary every minute (a guard alarm of every deployment) and count as the API's
-   * 5xx: `true` only in a deploy of its own once the index is ACTIVE (docs/deploying.md#the-status-index).
+   * 5xx: `true` only in a deploy of its own once the index is ACTIVE (docs/reference/stages.md#the-status-index).
    */
   readonly statusFilterChecks: boolean;
   readonly alarms: {
@@ -171,7 +171,7 @@ export type StageConfig = Omit<FunctionStage, 'stage' | 'tiers' | 'defaultTier'>
      */
     readonly slo: { readonly availabilityPercent: number };
     /**
-     * What the stage is expected to cost a month, in USD (docs/deploying.md#what-it-costs): the
+     * What the stage is expected to cost a month, in USD (docs/reference/costs.md#what-it-costs): the
      * stage's budget stack (StoreOrders-budget-<stage>) budgets this much.
      */
     readonly monthlyCostUsd: number;

@@ -111,7 +111,7 @@ export const indexRetryAfterSeconds = 60;
 
 /**
  * A status filter read before its index is ACTIVE (not deployed yet, or backfilling:
- * docs/deploying.md#the-status-index) is a 503 the client retries later, never a 500.
+ * docs/reference/stages.md#the-status-index) is a 503 the client retries later, never a 500.
  */
 const whenIndexNotReady = (error: unknown): unknown => {
   if (!isIndexNotReady(error)) return error;

@@ -18,7 +18,7 @@ import { StoreOrdersStack } from './store-orders-stack.ts';
  * engineer's profile), never those of the machine that synthesized the assembly. The CDK CLI
  * always sets CDK_DEFAULT_REGION, falling back to us-east-1, so taking the region from it would
  * pin a credential-less synth (the pipeline's) to us-east-1. `npm run preflight` shows and checks
- * the target before a deploy (docs/deploying.md#where-a-deploy-lands).
+ * the target before a deploy (docs/reference/stages.md#where-a-deploy-lands).
  *
  * `controlTower: false` leaves out the Control Tower check (cfn-guard takes ~9 s a synth): the infra
  * tests that do not examine it use that; `cdk synth` and test/infra/control-tower.test.ts run it.
@@ -35,7 +35,7 @@ export const createApp = (
   const app = new App(props);
   // `cdk deploy -c ignoreDeploymentAlarms=true`: an emergency fix may ship while a guard alarm fires.
   const ignoreDeploymentAlarms = String(app.node.tryGetContext('ignoreDeploymentAlarms')) === 'true';
-  // `cdk deploy -c skipPreTrafficHook=true`: the one deploy before a stage has its canary key (docs/deploying.md#what-stops-a-release).
+  // `cdk deploy -c skipPreTrafficHook=true`: the one deploy before a stage has its canary key (docs/reference/alarms.md#what-stops-a-release).
   const skipPreTrafficHook = String(app.node.tryGetContext('skipPreTrafficHook')) === 'true';
   // `cdk deploy -c firstDeploy=true`: a stage's first deploy creates its tables unprotected, so a failed create can remove them (infra/cdk/tables.ts).
   const firstDeploy = String(app.node.tryGetContext('firstDeploy')) === 'true';
@@ -47,7 +47,7 @@ export const createApp = (
   for (const config of Object.values(stages)) {
     // Spend alerts in a stack of their own that nothing depends on, at the stage's cost (each stage
     // has an account of its own): an organisation that refuses AWS Budgets to the stage's account
-    // fails this stack alone (docs/deploying.md#the-budget).
+    // fails this stack alone (docs/reference/costs.md#the-budget).
     new StoreOrdersBudgetStack(app, budgetStackName(config.stage), {
       config,
       env,

@@ -246,12 +246,12 @@ export const bundleCanaryScript = (outputDir: string, knownAnswers: readonly str
 
 /**
  * The canary's STATUS_FILTER_CHECK: whether it asks for a filtered v2 page, which only a stage whose
- * status index exists (and is ACTIVE: docs/deploying.md#the-status-index) can answer with 200.
+ * status index exists (and is ACTIVE: docs/reference/stages.md#the-status-index) can answer with 200.
  */
 export const statusFilterCheck = (config: Pick<StageConfig, 'stage' | 'ordersStatusIndex' | 'statusFilterChecks'>): 'on' | 'off' => {
   if (config.statusFilterChecks && !config.ordersStatusIndex)
     throw new Error(
-      `stage ${config.stage}: statusFilterChecks needs ordersStatusIndex (the filtered page answers 503 without the index; docs/deploying.md#the-status-index)`,
+      `stage ${config.stage}: statusFilterChecks needs ordersStatusIndex (the filtered page answers 503 without the index; docs/reference/stages.md#the-status-index)`,
     );
   return config.statusFilterChecks ? 'on' : 'off';
 };

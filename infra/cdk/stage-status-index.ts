@@ -8,7 +8,7 @@ import type { StageConfig } from '../stage-config.ts';
  * (docs/decisions.md#v2-list-access-paths). Adding it to a table that holds orders is a backfill
  * that CloudFormation does not wait for and cannot roll back cleanly, so it is deployed alone:
  * switching the setting changes nothing else in the template (test/infra/status-index.test.ts,
- * docs/deploying.md#the-status-index).
+ * docs/reference/stages.md#the-status-index).
  */
 export const addStatusIndex = (orders: dynamodb.Table, config: Pick<StageConfig, 'ordersStatusIndex'>): void => {
   if (!config.ordersStatusIndex) return;

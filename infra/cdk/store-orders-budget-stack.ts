@@ -16,11 +16,11 @@ export const budgetAlerts = [
 /**
  * A stage's spend alerts: a monthly cost budget of its account's spend in this region, at the
  * stage's expected monthly cost (`alarms.monthlyCostUsd`, derived in
- * docs/deploying.md#what-it-costs), and the topic its alerts go to. Each stage lives in an account
+ * docs/reference/costs.md#what-it-costs), and the topic its alerts go to. Each stage lives in an account
  * of its own, so the account's spend is the stage's. A stack of its own that no stage depends on:
  * an organisation may refuse AWS Budgets to a member account (its payer has not enabled access, or
  * a service control policy denies `budgets:*`), and then this stack fails to deploy while the
- * stage deploys and runs (docs/deploying.md#the-budget). The budget's name carries the stage and
+ * stage deploys and runs (docs/reference/costs.md#the-budget). The budget's name carries the stage and
  * the region, and the region filter keeps two regions' budgets from each counting the other's spend.
  */
 export class StoreOrdersBudgetStack extends Stack {

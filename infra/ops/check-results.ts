@@ -19,7 +19,7 @@ export const failedRead = (check: string, error: unknown): CheckResult => {
     message: `${errorName(error)}: ${(error as Error).message}`,
     ...(denied
       ? {
-          fix: 'give these credentials the preflight’s read-only permissions (docs/pipeline/deploy-role-permissions-policy.json; docs/deploying.md#what-the-account-needs-npm-run-preflight)',
+          fix: 'give these credentials the preflight’s read-only permissions (docs/pipeline/deploy-role-permissions-policy.json; docs/reference/stages.md#what-the-account-needs-npm-run-preflight)',
         }
       : {}),
   };

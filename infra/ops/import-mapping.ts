@@ -1,7 +1,7 @@
 /**
  * `npm run import-mapping -- --stage <name> --out <file> [--table <table name>]... [--app <cloud assembly dir>]`:
  * the resource mapping `cdk import --resource-mapping <file>` reads, to adopt tables that already
- * exist into the stage's stack (docs/deploying.md#an-account-whose-tables-already-exist). Written
+ * exist into the stage's stack (docs/reference/stages.md#an-account-whose-tables-already-exist). Written
  * to `--out` (npm's own lines would spoil a redirected stdout), else printed, as
  * `{"<logical id>": {"TableName": "<name>"}}`, one entry per table asked for (by
  * default every fixed-name table of the stage): the logical ids the stack gives its tables, and the

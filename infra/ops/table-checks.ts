@@ -106,7 +106,7 @@ const describeTable = async (dynamoDb: DynamoDBClient, name: string): Promise<Ta
 };
 
 const adoptFix = (config: Stage, tableName: string) =>
-  `adopt it into ${config.stackName} before any deploy (docs/deploying.md#an-account-whose-tables-already-exist): npm run import-mapping -- --stage ${config.stage} --table ${tableName} --out import-${config.stage}.json && npx cdk import ${config.stackName} --resource-mapping import-${config.stage}.json; then deploy without -c firstDeploy`;
+  `adopt it into ${config.stackName} before any deploy (docs/reference/stages.md#an-account-whose-tables-already-exist): npm run import-mapping -- --stage ${config.stage} --table ${tableName} --out import-${config.stage}.json && npx cdk import ${config.stackName} --resource-mapping import-${config.stage}.json; then deploy without -c firstDeploy`;
 
 type Stage = Pick<StageConfig, 'stage' | 'stackName' | 'data'>;
 
@@ -128,13 +128,13 @@ const outsideTheStack = (
     return {
       ok: false,
       message: `${tableName} exists outside ${config.stackName} and is not what the stack declares (${differences.join('; ')}): a deploy would fail with "already exists", and adopting it as it is would leave CloudFormation managing a table it misdescribes`,
-      fix: 'make the table and infra/cdk/tables.ts agree first (the key cannot change; a stream, the billing mode and indexes can, on either side), then adopt it (docs/deploying.md#an-account-whose-tables-already-exist)',
+      fix: 'make the table and infra/cdk/tables.ts agree first (the key cannot change; a stream, the billing mode and indexes can, on either side), then adopt it (docs/reference/stages.md#an-account-whose-tables-already-exist)',
     };
   if (settings.length > 0)
     return {
       ok: false,
       message: `${tableName} exists outside ${config.stackName} and is not adoptable as it is (${differences.join('; ')}): cdk import adopts a table as it is, and no later deploy changes these settings (the stack's template already declares them)`,
-      fix: `bring the table to what the stack declares first: ${commands(settings)}; wait until aws dynamodb describe-table --table-name ${tableName} shows it ACTIVE, run the preflight again, then adopt it (docs/deploying.md#an-account-whose-tables-already-exist)`,
+      fix: `bring the table to what the stack declares first: ${commands(settings)}; wait until aws dynamodb describe-table --table-name ${tableName} shows it ACTIVE, run the preflight again, then adopt it (docs/reference/stages.md#an-account-whose-tables-already-exist)`,
     };
   return {
     ok: false,
@@ -214,7 +214,7 @@ const inTheStack = (
     return {
       ok: false,
       message: `this template removes ${removed.join(', ')} from ${tableName}: CloudFormation would delete the index (filtered v2 pages answer 503 until it is rebuilt, hours on a large table), or fail while it is being built. An older release's template, or one with ordersStatusIndex off, does this`,
-      fix: 'deploy a template that keeps the index: revert the change on main instead of deploying an older release (docs/deploying.md#stop-or-roll-back-a-deploy); to remove the index on purpose, delete it by hand first (docs/deploying.md#the-status-index)',
+      fix: 'deploy a template that keeps the index: revert the change on main instead of deploying an older release (docs/deploying.md#stop-or-roll-back-a-deploy); to remove the index on purpose, delete it by hand first (docs/reference/stages.md#the-status-index)',
     };
   if (declared.key !== live.key)
     return {
@@ -228,7 +228,7 @@ const inTheStack = (
   const adds =
     added.length === 0
       ? ''
-      : `; this deploy adds ${added.join(', ')} (a backfill: deploy it alone and watch it, docs/deploying.md#the-status-index)`;
+      : `; this deploy adds ${added.join(', ')} (a backfill: deploy it alone and watch it, docs/reference/stages.md#the-status-index)`;
   return { ok: true, message: `${tableName} is the stack's, keeps its key and its ${live.indexes.size} index(es)${adds}${protection}` };
 };
 

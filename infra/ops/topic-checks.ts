@@ -78,7 +78,7 @@ export const checkPeopleTopics = async (
         results.push({
           check,
           ok: true,
-          message: `${label} is not deployed yet${deployed === undefined ? ` (${stackName} does not exist${optional ? `: ${optional}` : ''})` : ''}: after the deploy that creates it, subscribe on-call to it (docs/deploying.md#what-each-alarm-needs-to-page-someone) and run the preflight again`,
+          message: `${label} is not deployed yet${deployed === undefined ? ` (${stackName} does not exist${optional ? `: ${optional}` : ''})` : ''}: after the deploy that creates it, subscribe on-call to it (docs/reference/alarms.md#what-each-alarm-needs-to-page-someone) and run the preflight again`,
         });
         continue;
       }

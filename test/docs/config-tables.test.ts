@@ -1,6 +1,6 @@
 /**
  * The docs' tables that restate configuration say what the code says: the stage settings
- * (docs/deploying.md) and the limit tiers (docs/api.md) against infra/stage-config.ts; the alarms
+ * (docs/reference/stages.md) and the limit tiers (docs/api.md) against infra/stage-config.ts; the alarms
  * and the access-log fields (docs/operating.md) against the synthesized templates, i.e. what
  * deploys. The tables stay written for people; these tests read them back and compare.
  */
@@ -118,8 +118,8 @@ const stageRows: Record<string, { cell: (config: StageConfig) => string; shows: 
 /** Settings the stage table leaves to other places: names (stated in the prose beside it) and the tiers (their own table). */
 const shownElsewhere: (keyof StageConfig)[] = ['stage', 'stackName', 'ordersTableName', 'apiKeysTableName', 'tiers', 'defaultTier'];
 
-describe('the stage table (docs/deploying.md)', () => {
-  const rows = tableRows(page('deploying.md'), 'setting');
+describe('the stage table (docs/reference/stages.md)', () => {
+  const rows = tableRows(page('reference/stages.md'), 'setting');
 
   it('has one row per group of settings, in the stages the config defines', () => {
     expect(rows.map(([setting]) => setting)).toEqual(Object.keys(stageRows));

@@ -110,7 +110,16 @@ describe("the project's Markdown", () => {
 });
 
 /** The pages of docs/ written for one reader each: they open with whom they are for, then their contents. */
-const readerPages = ['api.md', 'developing.md', 'deploying.md', 'operating.md'];
+const readerPages = [
+  'api.md',
+  'developing.md',
+  'deploying.md',
+  'operating.md',
+  'reference/stages.md',
+  'reference/alarms.md',
+  'reference/costs.md',
+  'reference/troubleshooting.md',
+];
 
 describe.each(readerPages)('docs/%s', (name) => {
   const markdown = readFileSync(join(repoRoot, 'docs', name), 'utf8');

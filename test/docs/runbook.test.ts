@@ -2,7 +2,7 @@
  * docs/runbook.md is read by someone who was just paged: each alarm's section answers what is
  * wrong, what to look at first and what to do, points elsewhere for the why, and fits one screen.
  * The alarms are those the production template notifies with, as the generated scenario table of
- * docs/deploying.md lists them (test/shipped/alarm-scenarios.test.ts writes it from the template).
+ * docs/reference/alarms.md lists them (test/shipped/alarm-scenarios.test.ts writes it from the template).
  */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -38,7 +38,7 @@ export const missingParts = (text: string): string[] => {
     'what is wrong': /^\*\*What is wrong:\*\* \S/m,
     'what to look at first': /^\*\*Look first(?::\*\*|\*\* and \*\*Do:\*\*) \S/m,
     'what to do': /^\*\*Do:\*\*(?: \S|\n)|^\*\*Look first\*\* and \*\*Do:\*\* \S/m,
-    // The why is elsewhere: operating.md, deploying.md, api.md or a decision record.
+    // The why is elsewhere: operating.md, a reference page, api.md or a decision record.
     'a link to more, on another page': /^\*\*More:\*\*[^]*?\]\((?!#)[^)\s]+\)/m,
   };
   return Object.entries(parts)
@@ -46,7 +46,7 @@ export const missingParts = (text: string): string[] => {
     .map(([part]) => part);
 };
 
-/** The alarms of the generated scenario table of docs/deploying.md, in its order. */
+/** The alarms of the generated scenario table of docs/reference/alarms.md, in its order. */
 const notifyingAlarms = (deploying: string): string[] => {
   const table = deploying.split('<!-- alarm-scenarios:begin')[1]!.split('<!-- alarm-scenarios:end -->')[0]!;
   return [...table.matchAll(/^\| `(\w+)` \|/gm)].map(([, id]) => id!);
@@ -56,7 +56,7 @@ describe('docs/runbook.md', () => {
   const sections = alarmSections(read('docs/runbook.md'));
 
   it('has one section per alarm that tells someone, as the scenario table lists them from the template', () => {
-    const alarms = notifyingAlarms(read('docs/deploying.md'));
+    const alarms = notifyingAlarms(read('docs/reference/alarms.md'));
     expect(alarms.length).toBeGreaterThan(30);
     expect(sections.map(({ id }) => id).sort()).toEqual([...alarms].sort());
   });

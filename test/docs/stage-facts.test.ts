@@ -1,5 +1,5 @@
 /**
- * A few stage settings are restated outside docs/deploying.md's stage table (which
+ * A few stage settings are restated outside docs/reference/stages.md's stage table (which
  * config-tables.test.ts checks), where a reader acts on them: the key prefix that tells which
  * stage a refused key belongs to (the runbook, docs/api.md), and the log retention the first deploy
  * gives the synthetic client's log group (docs/deploying.md's commands). Each says what

@@ -6,7 +6,7 @@ import { indexRetryAfterSeconds } from '../../functions/list-orders-paged/page-r
 import { statusIndex } from '../../shared/status-index.ts';
 import { order, request, startTestApi } from '../lib/local-api.ts';
 
-// A stage deployed with ordersStatusIndex false (docs/deploying.md#the-status-index): the orders
+// A stage deployed with ordersStatusIndex false (docs/reference/stages.md#the-status-index): the orders
 // table has no status index, as a DynamoDB Local table whose index was deleted. The backfilling
 // index, which DynamoDB Local cannot hold on demand, is in test/unit/handler-faults.test.ts.
 let api: Awaited<ReturnType<typeof startTestApi>>;
@@ -47,7 +47,7 @@ describe('GET /v2/store/orders on an orders table without the status index', () 
 });
 
 // The synthetic client and the pipeline's smoke step run the smoke check against such a stage until
-// its statusFilterChecks is turned on (docs/deploying.md#the-status-index).
+// its statusFilterChecks is turned on (docs/reference/stages.md#the-status-index).
 describe('the smoke check on a stage without the status index', () => {
   const run = async (statusFilter: boolean) => {
     const lines: string[] = [];

@@ -1,7 +1,7 @@
 /**
  * Each stage's AWS Budget, in a stack of its own (StoreOrders-budget-<stage>) that no stage depends
  * on, deployed into the stage's own account: its amount is that stage's expected monthly cost
- * (docs/deploying.md states the figure), its actual and forecast alerts reach the budget stack's
+ * (docs/reference/costs.md states the figure), its actual and forecast alerts reach the budget stack's
  * topic, and that topic's policy lets AWS Budgets of this account publish, evaluated by the IAM
  * policy simulator.
  */
@@ -68,8 +68,8 @@ describe.each(stageNames)("the budget of %s's account", (stage) => {
     expect(resolved.FilterExpression).toEqual({ Dimensions: { Key: 'REGION', Values: [evaluationRegion] } });
   });
 
-  it('states the amount in docs/deploying.md', () => {
-    const page = readFileSync(join(repoRoot, 'docs/deploying.md'), 'utf8');
+  it('states the amount in docs/reference/costs.md', () => {
+    const page = readFileSync(join(repoRoot, 'docs/reference/costs.md'), 'utf8');
     expect(page).toContain(`${stackName}\` **$${budget.Properties.Budget.BudgetLimit.Amount} a month**`);
   });
 

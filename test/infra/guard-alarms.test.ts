@@ -104,9 +104,9 @@ describe("CanaryFailed during production's canary deployment", () => {
   // The runs whose failures can still set it off before CodeDeploy stops watching.
   const runs = (watchedSeconds(String(group.Properties.DeploymentConfigName)) - metricDelaySeconds) / 60;
   const odds = (p: number) => Math.round(100 * chanceOfAlarm(p, runs, alarm.DatapointsToAlarm!, alarm.EvaluationPeriods));
-  const page = readFileSync(resolve(repoRoot, 'docs/deploying.md'), 'utf8');
+  const page = readFileSync(resolve(repoRoot, 'docs/reference/alarms.md'), 'utf8');
 
-  it('stops a release whose new list or cancel answers every request wrongly with the odds docs/deploying.md states', () => {
+  it('stops a release whose new list or cancel answers every request wrongly with the odds docs/reference/alarms.md states', () => {
     expect(runs).toBe(12);
     const figures = { list: odds(perRun.list), cancel: odds(perRun.cancel), authorizer: odds(perRun.authorizer) };
     expect(figures).toEqual({ list: 68, cancel: 87, authorizer: 2 });

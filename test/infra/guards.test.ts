@@ -198,8 +198,8 @@ describe('RefusedShare against clients who send what they like', () => {
       expect(worst).toBeLessThan(0.002);
       // More answers only make it rarer.
       expect(worstOver(2 * minAnswers, points)).toBeLessThan(worst);
-      // The figure docs/deploying.md states ("What the guards see").
-      const page = readFileSync(join(repoRoot, 'docs/deploying.md'), 'utf8');
+      // The figure docs/reference/alarms.md states ("What the guards see").
+      const page = readFileSync(join(repoRoot, 'docs/reference/alarms.md'), 'utf8');
       expect(page).toContain(`at most ${(100 * worst).toFixed(2)} % of the periods it judges`);
     },
   );

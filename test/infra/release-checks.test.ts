@@ -124,7 +124,7 @@ describe.each(stageNames)('release checks of %s', (stage) => {
       Code: { Handler: 'canary.handler' },
       RunConfig: {
         TimeoutInSeconds: 55,
-        // No filtered page until the stage's status index is ACTIVE (docs/deploying.md#the-status-index).
+        // No filtered page until the stage's status index is ACTIVE (docs/reference/stages.md#the-status-index).
         EnvironmentVariables: {
           CANARY_KEY_SECRET: canaryKeySecretName(stage),
           STATUS_FILTER_CHECK: config.statusFilterChecks ? 'on' : 'off',
@@ -170,7 +170,7 @@ describe.each(stageNames)('release checks of %s', (stage) => {
       Period: 60,
       ComparisonOperator: 'LessThanThreshold',
       Threshold: 100,
-      // Two failed runs in any ten minutes (docs/deploying.md, "What the guards see").
+      // Two failed runs in any ten minutes (docs/reference/alarms.md, "What the guards see").
       EvaluationPeriods: 10,
       DatapointsToAlarm: 2,
       AlarmActions: [topic],

@@ -83,7 +83,7 @@ const stackNames = [
 ].sort();
 
 /**
- * What docs/deploying.md#where-a-deploy-lands promises: every stack is environment-agnostic,
+ * What docs/reference/stages.md#where-a-deploy-lands promises: every stack is environment-agnostic,
  * so the account and region are those of the credentials and region the deploy runs with, whatever
  * the machine that synthesized the assembly had configured. Nothing region-specific is in a template.
  */

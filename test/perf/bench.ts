@@ -104,7 +104,7 @@ const benchList = async (raw: DynamoDBClient, listUrl: string, auth: Record<stri
   const scan = { ...series(), liveMemoryGrowth: [] as number[] };
   const list = { ...series(), liveMemoryGrowth: [] as number[], slowLiveMemoryGrowth: [] as number[], slowTotalMs: [] as number[] };
   const gzip = { ...series(), wireBytes: [] as number[] };
-  // The opt-in text ids (docs/decisions/0942-ids-as-text-on-request.md): time and bytes beside the plain list.
+  // The opt-in text ids (docs/decisions/0941-order-id-is-text-with-the-services-exact-pattern.md): time and bytes beside the plain list.
   const stringIds = { totalMs: [] as number[], wireBytes: [] as number[] };
   let rssGrowth = 0;
   // One round = scan, list, list gzip, so drift (JIT warm-up of the JVM and of Node, other work

@@ -14,7 +14,7 @@ import type { StageTopics } from './topics.ts';
 /**
  * The alarms that docs/runbook.md explains (one section per alarm id), by family. Each fires on
  * the fault its name says and only then; nothing a client may do moves a page or a guard (a
- * refused key, a list left early, a documented refusal), docs/deploying.md#what-the-guards-see.
+ * refused key, a list left early, a documented refusal), docs/reference/alarms.md#what-the-guards-see.
  */
 export function addAlarms(scope: Construct, props: StoreOrdersMonitoringProps, prefix: string, topics: StageTopics): StageAlarms {
   // In the registry's order, the authorizer first: each function has a deployment group of its own.
