@@ -26,6 +26,13 @@ describe("the local gateway's turns at the authorizer, per client address", () =
     );
     return { order, held, done: Promise.all(asked) };
   };
+  /** Every turn of 127.0.0.1's burst (12) taken for now. */
+  const spendTheBurst = (limits: ReturnType<typeof turns>) =>
+    ask(
+      limits,
+      '127.0.0.1',
+      Array.from({ length: 12 }, () => 'new' as const),
+    );
 
   it('gives the burst at once, then one turn a tenth of a second', async () => {
     const limits = turns();
@@ -61,12 +68,7 @@ describe("the local gateway's turns at the authorizer, per client address", () =
 
   it('serves a connection that showed a valid key, then a new one, before those refused, whatever came first', async () => {
     const limits = turns();
-    // Every turn taken for now.
-    ask(
-      limits,
-      '127.0.0.1',
-      Array.from({ length: 12 }, () => 'new' as const),
-    );
+    spendTheBurst(limits);
     await vi.advanceTimersByTimeAsync(0);
     const flood = ask(limits, '127.0.0.1', ['refused', 'refused']);
     const honest = ask(limits, '127.0.0.1', ['new', 'keyed']);
@@ -78,11 +80,7 @@ describe("the local gateway's turns at the authorizer, per client address", () =
 
   it('serves the newest of the new connections first: a key shown while a flood’s connections are new does not queue behind them', async () => {
     const limits = turns();
-    ask(
-      limits,
-      '127.0.0.1',
-      Array.from({ length: 12 }, () => 'new' as const),
-    );
+    spendTheBurst(limits);
     await vi.advanceTimersByTimeAsync(0);
     const flood = ask(
       limits,
@@ -100,11 +98,7 @@ describe("the local gateway's turns at the authorizer, per client address", () =
   it('ranks a connection turned away as refused: its retry leaves the next turn to a key shown for the first time', async () => {
     const limits = turns();
     // The burst spent, and a connection of made-up keys turned away after its second's wait.
-    ask(
-      limits,
-      '127.0.0.1',
-      Array.from({ length: 12 }, () => 'new' as const),
-    );
+    spendTheBurst(limits);
     const flood = { standing: 'new' as Standing };
     // Each request of the connection asks with the standing it has then.
     const connection = () => ({ standing: flood.standing, refuse: () => (flood.standing = 'refused') });
