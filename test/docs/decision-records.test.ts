@@ -8,10 +8,6 @@
  * record exactly once, with its title and status. Small decisions are lines of the pages they
  * govern, not records. Links and backticked paths in the records are checked by links.test.ts and
  * paths.test.ts like every other page.
- *
- * Records 0901–0959 are new ones other branches wrote while the records were folded: until they
- * are folded in, their Considered options may stand anywhere after Context and be prose. They count
- * toward both bounds like every other record.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -37,8 +33,6 @@ const maxWords = 380;
 export const maxRecords = 40;
 export const maxTotalWords = 12_000;
 const recordName = /^(\d{4})-[a-z0-9]+(?:-[a-z0-9]+)*\.md$/;
-/** Records other branches add while the records are folded (see the header). */
-export const isInterim = (number: string): boolean => number >= '0901' && number <= '0959';
 
 /** The words of a record, as a reader counts them. */
 export const wordsOf = (markdown: string): number => markdown.split(/\s+/).filter(Boolean).length;
@@ -51,17 +45,14 @@ export type DecisionRecord = {
   readonly words: number;
 };
 
-/** What is wrong with a record's fields: their order (an interim record's Considered options anywhere after Context), and its options. */
-const fieldProblems = (name: string, number: string, labels: readonly string[], values: ReadonlyMap<string, string>): string[] => {
-  const interim = isInterim(number);
-  const order = interim ? labels.filter((label) => label !== 'Considered options') : labels;
-  const expected = interim ? recordFields.filter((field) => field !== 'Considered options') : recordFields;
+/** What is wrong with a record's fields: their order, and its options. */
+const fieldProblems = (name: string, labels: readonly string[], values: ReadonlyMap<string, string>): string[] => {
   const problems: string[] = [];
-  if (order.join('|') !== expected.join('|') || (interim && labels.indexOf('Considered options') < labels.indexOf('Context')))
+  if (labels.join('|') !== recordFields.join('|'))
     problems.push(`${name}: fields are ${labels.join(', ') || 'none'}, not ${recordFields.join(', ')} in that order`);
   const options = values.get('Considered options') ?? '';
   const items = options.split(/(?:^| )- /).slice(1);
-  if (!interim && (items.length < 2 || items.filter((item) => item.includes('(chosen)')).length !== 1))
+  if (items.length < 2 || items.filter((item) => item.includes('(chosen)')).length !== 1)
     problems.push(`${name}: Considered options are not a list of two or more options, one of them marked (chosen)`);
   return problems;
 };
@@ -84,7 +75,7 @@ export const readRecord = (name: string, markdown: string, names: ReadonlySet<st
     const end = lines.findIndex((next, at) => at > index && /^\*\*[^*]+\*\*:/.test(next) && lines[at - 1]!.trim() === '');
     values.set(label[1]!, [line.slice(label[0].length), ...lines.slice(index + 1, end === -1 ? undefined : end)].join(' ').trim());
   });
-  problems.push(...fieldProblems(name, number, labels, values));
+  problems.push(...fieldProblems(name, labels, values));
   for (const [label, value] of values) if (value === '') problems.push(`${name}: ${label} is empty`);
 
   const status = (values.get('Status') ?? '').replace(/\s+/g, ' ');
@@ -134,7 +125,7 @@ export const indexProblems = (index: string, records: ReadonlyMap<string, Decisi
   return problems;
 };
 
-/** What breaks the bounds: more than maxRecords records or maxTotalWords words, interim records included. */
+/** What breaks the bounds: more than maxRecords records or maxTotalWords words. */
 export const boundsProblems = (records: ReadonlyMap<string, DecisionRecord>): string[] => {
   const counted = [...records.values()];
   const words = counted.reduce((sum, record) => sum + record.words, 0);
@@ -239,18 +230,7 @@ describe('the record check itself', () => {
     expect(problems(withOptions(['- one (chosen)', '- another (chosen)']))).toMatch(/one of them marked \(chosen\)/);
   });
 
-  it('lets an interim record (0901–0959) weigh its options in prose, anywhere after Context, until it is folded in', () => {
-    const interim = (order: string[]) => record({}, order, '# 0901. First').replace(options.join('\n'), ' we weighed A against B.');
-    const late = [...recordFields.filter((field) => field !== 'Considered options'), 'Considered options'];
-    expect(problems(interim(late), '0901-first.md')).toBe('');
-    expect(problems(interim([...recordFields]), '0901-first.md')).toBe('');
-    expect(
-      problems(interim(['Considered options', ...recordFields.filter((field) => field !== 'Considered options')]), '0901-first.md'),
-    ).toMatch(/fields are/);
-    expect(problems(interim(recordFields.filter((field) => field !== 'Considered options')), '0901-first.md')).toMatch(/fields are/);
-  });
-
-  it('reports more than 40 records or 12,000 words, interim records counted, and a number used twice', () => {
+  it('reports more than 40 records or 12,000 words, and a number used twice', () => {
     const many = (count: number, words: number, first = 1) =>
       new Map(
         Array.from({ length: count }, (_, index) => {
