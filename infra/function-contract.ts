@@ -33,7 +33,7 @@ export type FunctionSettings = {
   /**
    * Lambda's own log lines of each invocation (its system logs): `all` (START, END, REPORT), or
    * `warnings` only, in Lambda's JSON log format, for a function every made-up key reaches
-   * (docs/decisions/0933-a-refused-key-costs-a-few-hundred-bytes.md). Default `all`.
+   * (docs/decisions/0931-a-web-acl-in-front-of-each-stage.md). Default `all`.
    */
   readonly platformLogs?: 'all' | 'warnings';
 };

@@ -53,7 +53,7 @@ export type FunctionStage = {
   /**
    * Whether every key of the stage is one the key tool issued: its prefix, then 43 base64url
    * characters. Then API Gateway refuses any other bearer token itself and the authorizer refuses it
-   * without a lookup (docs/decisions/0934-only-keys-of-the-stages-form-are-looked-up.md). The local
+   * without a lookup (docs/decisions/0931-a-web-acl-in-front-of-each-stage.md). The local
    * run's STORE_API_KEY may be any bearer token of 16 characters or more.
    */
   readonly onlyIssuedKeys: boolean;

@@ -114,7 +114,7 @@ export const gatewayResponseCodes = {
   // AWS WAF blocked the request (403 by default): its source address sent more than the stage's
   // rate per address, or is on AWS's IP reputation list. Either ends on its own (the address slows
   // down; AWS takes it off its list), and a valid key would change neither: 429, not 401 or 403
-  // (docs/decisions/0932-what-a-request-the-firewall-blocks-is-answered.md). The local gateway's stand-in answers so too.
+  // (docs/decisions/0931-a-web-acl-in-front-of-each-stage.md). The local gateway's stand-in answers so too.
   WAF_FILTERED: 'too_many_requests',
   AUTHORIZER_FAILURE: 'internal_error',
   AUTHORIZER_CONFIGURATION_ERROR: 'internal_error',

@@ -1,5 +1,5 @@
 /**
- * What a refused key costs in logs (docs/decisions/0933-a-refused-key-costs-a-few-hundred-bytes.md):
+ * What a refused key costs in logs (docs/decisions/0931-a-web-acl-in-front-of-each-stage.md):
  * a made-up key must not cost a line of its own. Each refusal prints one EMF line (its two counts,
  * which the guard and the AuthFailures ticket need per invocation, dated as Lambda dates its Errors);
  * the refusal's log line and its DynamoDB lookup's metrics are summed: one line per cause and

@@ -5,7 +5,7 @@
  * Two rules: AWS's list of addresses known for bots and attacks (AWSManagedRulesAmazonIpReputationList),
  * then a rate per source address sized from the stage's tiers (infra/tiers.ts, requestsPerAddress).
  * A blocked request gets API Gateway's WAF_FILTERED gateway response, an Error record like every
- * other answer (docs/decisions/0932-what-a-request-the-firewall-blocks-is-answered.md): no WAF custom response.
+ * other answer (docs/decisions/0931-a-web-acl-in-front-of-each-stage.md): no WAF custom response.
  * Its metrics (AWS/WAFV2) are on, its request log off; AWS keeps a sample of the requests each rule
  * matched for three hours, at no charge.
  */

@@ -51,7 +51,7 @@ import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
  * Local recomputes each request's AWS Signature Version 4 with that secret: a request not signed
  * with it gets 403 before DynamoDB Local sees it, as does one whose host, date or operation
  * (x-amz-target) is not signed, or whose date is more than 15 minutes from now
- * (docs/decisions/0937-dynamodb-local-refuses-stale-or-partly-signed-requests.md).
+ * (docs/decisions/0173-dynamodb-local-answers-only-the-service-that-started-it.md).
  *
  * Its own name only: a web page that rebinds its host name to 127.0.0.1 is same-origin with it;
  * its requests carry that name in `Host`, which must be 127.0.0.1 or localhost on this port.

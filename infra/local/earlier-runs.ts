@@ -1,5 +1,5 @@
 /**
- * What earlier runs of `npm start` left (docs/decisions/0938-an-orphaned-dynamodb-local-is-stopped.md).
+ * What earlier runs of `npm start` left (docs/developing.md#small-decisions).
  * DynamoDB Local runs in a process group of its own (./dynamodb-local.ts), so that Ctrl-C reaches
  * only the service, which stops it last; a service killed outright (`kill -9`) cannot, and its
  * DynamoDB Local runs on with credentials nobody holds, on its port and its DATA_DIR. The next start

@@ -1,6 +1,6 @@
 /**
  * The local gateway's connection cap and each client's share of it (docs/developing.md#small-decisions,
- * docs/decisions/0936-keys-before-addresses-at-the-connection-cap.md): no key holds more than its
+ * docs/decisions/0935-the-local-gateway-plays-the-firewall.md): no key holds more than its
  * share of requests under way, and at the cap a connection that has shown no valid key gives way
  * first, whatever its address; a key's connections go only when every connection holds a key.
  */

@@ -91,7 +91,7 @@ const secretVariables = ['STORE_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_
 
 /**
  * `.env` holding a secret must be the user's alone: mode 0600 (nothing for group or others) and
- * owned by the user (docs/decisions/0939-a-dot-env-holding-a-key-is-private.md). Node reads it
+ * owned by the user (docs/developing.md#small-decisions). Node reads it
  * (`node --env-file-if-exists=.env`, npm start's script, from the folder npm runs scripts in) before
  * any of npm start's code runs, so the check runs first thing, before any setting is used or
  * anything started; `cp .env.example .env` makes a file every user may read.

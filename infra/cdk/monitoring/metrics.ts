@@ -22,7 +22,7 @@ export const minute = Duration.minutes(1);
  * error): 1 or more in each of `failing` of the last `of` one-minute periods. One event, or one burst
  * of them within a minute (a transient fault on AWS's side), moves nothing; a fault that lasts or
  * comes back does, within the bake (2 minutes and the metrics' delay). M of N also keeps the
- * newest, partly arrived minutes from deciding alone (docs/decisions/0912-no-single-event-pages.md).
+ * newest, partly arrived minutes from deciding alone (docs/decisions/0911-guards-read-as-cloudwatch-evaluates.md).
  */
 export const failingMinutesRule = { failing: 2, of: 10 } as const;
 
