@@ -65,8 +65,11 @@ const staticValue = (value: string): string => {
   return `'${value}'`;
 };
 
-/** Every answer the gateway gives on its own becomes an Error record of the shared table, with the code's status and headers. */
-export const addGatewayResponses = (api: apigw.RestApi) => {
+/**
+ * Every answer the gateway gives on its own becomes an Error record of the shared table, with the
+ * code's status and headers; `headers` replaces a type's static headers where the stage knows better.
+ */
+export const addGatewayResponses = (api: apigw.RestApi, headersOf: Partial<Record<GatewayResponseType, Record<string, string>>> = {}) => {
   for (const [type, code] of Object.entries(gatewayResponseCodes)) {
     const body = JSON.stringify(errorRecord(code));
     // The body is sent as a template in which $ starts a variable: the records must not hold one.
@@ -75,6 +78,7 @@ export const addGatewayResponses = (api: apigw.RestApi) => {
       'Content-Type': 'application/json',
       'Cache-Control': 'no-store',
       ...gatewayResponseHeaders(type as GatewayResponseType),
+      ...headersOf[type as GatewayResponseType],
     };
     api.addGatewayResponse(`GatewayResponse-${type}`, {
       type: apigw.ResponseType.of(type),

@@ -256,7 +256,8 @@ export class StoreOrdersStack extends Stack {
       logGroupName: `API-Gateway-Execution-Logs_${api.restApiId}/${config.stage}`,
     });
     api.deploymentStage.node.addDependency(executionLogs);
-    addGatewayResponses(api);
+    // A firewall block lasts until the address's count over the rule's window falls: Retry-After says the window.
+    addGatewayResponses(api, { WAF_FILTERED: { 'Retry-After': String(config.firewall.evaluationWindowSeconds) } });
     return api;
   }
 

@@ -278,8 +278,10 @@ describe.each(stageNames)('the %s REST API', (stage) => {
       expect(Object.keys(gatewayResponseCodes)).toEqual(expect.arrayContaining(required));
       t.resourceCountIs('AWS::ApiGateway::GatewayResponse', Object.keys(gatewayResponseCodes).length);
       for (const [type, code] of Object.entries(gatewayResponseCodes) as [string, ErrorCode][]) {
+        // The stage's firewall window replaces WAF_FILTERED's Retry-After (test/infra/firewall.test.ts).
+        const stageHeaders = type === 'WAF_FILTERED' ? { 'Retry-After': String(config.firewall.evaluationWindowSeconds) } : {};
         const extraHeaders = Object.fromEntries(
-          Object.entries(gatewayResponseHeaders(type as GatewayResponseType)).map(([name, value]) => [
+          Object.entries({ ...gatewayResponseHeaders(type as GatewayResponseType), ...stageHeaders }).map(([name, value]) => [
             `gatewayresponse.header.${name}`,
             `'${value}'`,
           ]),

@@ -4,6 +4,7 @@
  * answered by the gateway's WAF_FILTERED response, its metrics on the dashboard, its request log off.
  */
 import { describe, expect, it } from 'vitest';
+import { Match } from 'aws-cdk-lib/assertions';
 import { webAclName } from '../../infra/names.ts';
 import { stages } from '../../infra/stage-config.ts';
 import { busiestKey, requestsPerAddress } from '../../infra/tiers.ts';
@@ -116,7 +117,12 @@ describe.each(stageNames)('the %s firewall', (stage) => {
   it('answers a block as the client slowing down would be told: 429 too_many_requests, an Error record', () => {
     expect(gatewayResponseCodes.WAF_FILTERED).toBe('too_many_requests');
     expect(errorCodes.too_many_requests.status).toBe(429);
-    template(stage).hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: 'WAF_FILTERED', StatusCode: '429' });
+    // A block lasts until the address's count over the window falls: a client told to retry in 1 s would retry into it.
+    template(stage).hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'WAF_FILTERED',
+      StatusCode: '429',
+      ResponseParameters: Match.objectLike({ 'gatewayresponse.header.Retry-After': `'${stages[stage].firewall.evaluationWindowSeconds}'` }),
+    });
   });
 
   it('logs no request (no logging configuration: metrics and the three-hour sample only) and keeps nothing when the stack goes', () => {
