@@ -21,8 +21,8 @@ export const faults = {
   authorizer: {
     handlerFile: 'functions/authorizer/handler.ts',
     file: 'functions/authorizer/handler.ts',
-    replace: 'if (key === undefined) {',
-    with: 'if (true) {',
+    replace: "if (key === undefined) throw new Refused('unknown_or_revoked_key');",
+    with: "if (true) throw new Refused('unknown_or_revoked_key');",
   },
   // Answers 200 with [] whatever the table holds.
   listOrders: {
