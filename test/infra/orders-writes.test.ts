@@ -51,9 +51,9 @@ describe.each(stageNames)('the %s orders write throttles alarm', (stage) => {
     const index = { ...table, GlobalSecondaryIndexName: statusIndex.name };
     expect(metrics).toEqual(
       expect.arrayContaining([
-        { namespace: 'AWS/DynamoDB', name: 'WriteThrottleEvents', dimensions: table, stat: 'Sum', period: 300 },
-        { namespace: 'AWS/DynamoDB', name: 'WriteThrottleEvents', dimensions: index, stat: 'Sum', period: 300 },
-        { namespace: 'AWS/DynamoDB', name: 'OnlineIndexThrottleEvents', dimensions: index, stat: 'Sum', period: 300 },
+        { namespace: 'AWS/DynamoDB', name: 'WriteThrottleEvents', dimensions: table, stat: 'Sum', period: 60 },
+        { namespace: 'AWS/DynamoDB', name: 'WriteThrottleEvents', dimensions: index, stat: 'Sum', period: 60 },
+        { namespace: 'AWS/DynamoDB', name: 'OnlineIndexThrottleEvents', dimensions: index, stat: 'Sum', period: 60 },
       ]),
     );
     expect(metrics).toHaveLength(3);
@@ -63,10 +63,11 @@ describe.each(stageNames)('the %s orders write throttles alarm', (stage) => {
     expect(summed!.Expression!.split(' + ').sort()).toEqual(ids.map((id) => `FILL(${id}, 0)`).sort());
   });
 
-  it('pages on the first throttled write in 5 minutes, ALARM and OK to the stage topic, and is quiet without writes', () => {
+  it('pages on throttled writes in 2 of the last 10 minutes (no single event), ALARM and OK to the stage topic, quiet without writes', () => {
     expect(alarm.Properties).toMatchObject({
       Threshold: 1,
-      EvaluationPeriods: 1,
+      EvaluationPeriods: 10,
+      DatapointsToAlarm: 2,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       TreatMissingData: 'notBreaching',
       AlarmActions: [{ Ref: topicId }],
