@@ -3,7 +3,7 @@
  * calls, with the registry's known-answer suite), run against `npm start`. Its key comes from
  * Secrets Manager (a local stand-in, ../lib/fake-aws.ts), as on a stage. Every int64 is read exactly
  * without JSON.parse's source text: the bundle passes on Node.js 20 too. A canary that cannot run
- * (its settings, its key, its probe orders) passes its run and says so in CanarySetupFailed.
+ * (its settings, its key, its probe orders) passes its run and says so in ProbeSetupFailed (the CanarySetupFailed alarm's metric).
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -89,8 +89,8 @@ describe("the Synthetics canary's script against npm start", () => {
       );
     });
 
-  /** The CanarySetupFailed values the runs published. */
-  const setupFailed = () => fake.metricData.filter((datum) => datum.MetricName === 'CanarySetupFailed');
+  /** The ProbeSetupFailed values the runs published. */
+  const setupFailed = () => fake.metricData.filter((datum) => datum.MetricName === 'ProbeSetupFailed');
 
   it('passes every known answer with the canary key it reads from the secret store, printing what it checked but never the key', async () => {
     const before = fake.metricData.length;
@@ -119,7 +119,7 @@ describe("the Synthetics canary's script against npm start", () => {
       },
       {
         Namespace: 'StoreOrders/Probes',
-        MetricName: 'CanarySetupFailed',
+        MetricName: 'ProbeSetupFailed',
         Dimensions: [{ Name: 'service', Value: 'store-orders-local' }],
         Value: 0,
         Unit: 'Count',
@@ -178,7 +178,7 @@ describe("the Synthetics canary's script against npm start", () => {
     expect(off.output).toMatch(/^SKIP {2}v2 page filtered by status: /m);
   });
 
-  it('is no failing release when it cannot run: its settings, its key or its own probe orders refused are SETUP, the run passes, CanarySetupFailed counts them', async () => {
+  it('is no failing release when it cannot run: its settings, its key or its own probe orders refused are SETUP, the run passes, ProbeSetupFailed counts them', async () => {
     const before = setupFailed().length;
     // Settings the stack got wrong: nothing can run.
     const unknown = await canaryRun(process.execPath, 'yes');
