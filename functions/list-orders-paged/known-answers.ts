@@ -66,7 +66,7 @@ const pendingOnly = (answer: Answer): string => {
 
 /**
  * Where the status index is not ready (not deployed yet, or backfilling:
- * docs/deploying.md#the-status-index) the page is the 503 with Retry-After clients are promised; a
+ * docs/reference/stages.md#the-status-index) the page is the 503 with Retry-After clients are promised; a
  * 200 counts if the index became ready meanwhile. Where it is ready, that 503 fails (a version
  * naming an index the table does not have).
  */
